@@ -1,0 +1,77 @@
+"""The ``imtheboss`` command: ``scenario run|check FILE`` and ``simulate``.
+
+Exit codes: 0 success; 1 a scenario's expectations do not hold; 2 bad input (unreadable or
+malformed file, unknown field, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    try:
+        doc = load_scenario(args.file)
+        if args.action == "run":
+            print(json.dumps(run_scenario(doc), indent=2, ensure_ascii=False))
+            return 0
+        result, diffs = check_scenario(doc)
+    except ScenarioError as exc:
+        print(f"imtheboss: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    if diffs:
+        print(f"FAIL {args.file}", file=sys.stderr)
+        for line in diffs:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    events, refused = len(result["events"]), len(result["errors"])
+    print(f"ok {args.file}: {events} events, {refused} refused command(s)")
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from engine.simulate import SimulationError, simulate
+
+    try:
+        game = simulate(args.players, args.seed, variants=args.variant, bots=args.bot)
+    except SimulationError as exc:
+        print(f"imtheboss: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([e.to_json() for e in game.events], ensure_ascii=False))
+    else:
+        for line in game.log_lines():
+            print(line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``imtheboss`` console script; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="imtheboss", description="I'm the Boss! slow-play server tools"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sc = sub.add_parser("scenario", help="run or check a rules scenario (SCENARIOS.md)")
+    sc.add_argument("action", choices=["run", "check"])
+    sc.add_argument("file")
+    sc.set_defaults(func=_scenario)
+    sim = sub.add_parser("simulate", help="play a whole game with bots")
+    sim.add_argument("--players", type=int, default=4)
+    sim.add_argument("--seed", default="1")
+    sim.add_argument(
+        "--variant", action="append", default=[], metavar="V", help="V1..V9, repeatable"
+    )
+    sim.add_argument("--bot", choices=["sensible", "random", "mixed"], default="sensible")
+    sim.add_argument("--json", action="store_true", help="print the event log as JSON")
+    sim.set_defaults(func=_simulate)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

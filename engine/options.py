@@ -1,0 +1,90 @@
+"""Game options: variants V1-V9, R3.5's reading, open money (R7.1) and window lengths (A1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+VARIANTS = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9")
+
+DEFAULT_WINDOWS = {
+    "turn": 24 * 3600,
+    "stop": 6 * 3600,
+    "last_call": 12 * 3600,
+    "negotiation": 48 * 3600,
+}
+
+
+class OptionsError(ValueError):
+    """Options that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """A game's settings, fixed at creation.
+
+    ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5 read as seed
+    ``000`` does. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
+    ``turn``, ``stop``, ``last_call`` and ``negotiation`` windows (A1).
+    """
+
+    variants: tuple[str, ...] = ()
+    must_roll_after_close: bool = False
+    open_money: bool = False
+    windows: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WINDOWS))
+
+    def has(self, variant: str) -> bool:
+        """True when ``variant`` (e.g. ``"V4"``) is on."""
+        return variant in self.variants
+
+    def window(self, kind: str) -> timedelta:
+        """The length of a window kind (A1) as a ``timedelta``."""
+        return timedelta(seconds=self.windows[kind])
+
+    def two_player_rules(self, players: int) -> bool:
+        """V9 applies: a 2-player game always, or V8 with 3-6 players."""
+        return players == 2 or self.has("V9") or self.has("V8")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variants": list(self.variants),
+            "must_roll_after_close": self.must_roll_after_close,
+            "open_money": self.open_money,
+            "windows": dict(self.windows),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Options:
+        """Build options from ``{"variants": [...], "must_roll_after_close": bool, "open_money":
+        bool, "windows": {kind: seconds}}`` (every key optional). Raises ``OptionsError``."""
+        data = dict(data or {})
+        unknown = set(data) - {"variants", "must_roll_after_close", "open_money", "windows"}
+        if unknown:
+            raise OptionsError(f"unknown option {sorted(unknown)[0]!r}")
+        variants = data.get("variants", [])
+        if not isinstance(variants, list | tuple) or any(v not in VARIANTS for v in variants):
+            raise OptionsError(f"variants must be a list of {', '.join(VARIANTS)}")
+        for key in ("must_roll_after_close", "open_money"):
+            if not isinstance(data.get(key, False), bool):
+                raise OptionsError(f"{key} must be true or false")
+        windows = dict(DEFAULT_WINDOWS)
+        given = data.get("windows") or {}
+        if not isinstance(given, dict):
+            raise OptionsError("windows must be an object of seconds")
+        for kind, seconds in given.items():
+            if kind not in DEFAULT_WINDOWS:
+                raise OptionsError(f"unknown window {kind!r}")
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int)
+                or not 1 <= seconds <= 30 * 86400
+            ):
+                raise OptionsError(f"window {kind!r} must be 1 to 2592000 seconds")
+            windows[kind] = seconds
+        return cls(
+            variants=tuple(sorted(set(variants))),
+            must_roll_after_close=data.get("must_roll_after_close", False),
+            open_money=data.get("open_money", False),
+            windows=windows,
+        )

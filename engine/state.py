@@ -1,0 +1,508 @@
+"""Game state and ``apply``: folding events into state (no rule checks: events are facts).
+
+The state is plain data. ``apply(state, event)`` returns a new state; ``replay(events)`` folds a
+whole log (in place, for speed). Times are timezone-aware UTC ``datetime``s in state and ISO 8601
+strings in events. Money is int millions (M). Seats are ints 0..n-1 in seat order (clockwise).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.board import Board, load_board
+from engine.cards import CARD_NAMES, TILE_VALUES
+from engine.events import Event
+from engine.options import Options
+
+INFLUENCE_EVENTS = frozenset({"family_played", "card_pending", "card_stopped"})
+
+
+def parse_time(text: str) -> datetime:
+    """ISO 8601 text (as written by ``format_time``) to an aware UTC datetime."""
+    return datetime.fromisoformat(text)
+
+
+def format_time(at: datetime) -> str:
+    """An aware datetime as ISO 8601 text in UTC. Raises ``ValueError`` for a naive datetime."""
+    if at.tzinfo is None:
+        raise ValueError("times must be timezone-aware (UTC)")
+
+    return at.astimezone(UTC).isoformat()
+
+
+@dataclass
+class Window:
+    """A window with a deadline: ``kind`` is ``turn``, ``discard``, ``stop``, ``last_call`` or
+    ``negotiation``; ``answered`` holds the seats that answered (stop, last call)."""
+
+    id: str
+    kind: str
+    deadline: datetime
+    answered: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Terms:
+    """Terms between the boss and one provider for one letter (``None``: R4.5, no card).
+
+    ``price`` is ``("cash", M)`` or ``("shares", n)``; ``by`` is ``"boss"`` or ``"provider"``
+    (who named these terms: the other side may accept them, A7); ``card`` the card name put
+    forward (``investor:C``, ``family:S``) or ``None``."""
+
+    provider: int
+    letter: str | None
+    price: tuple[str, int]
+    by: str
+    card: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "letter": self.letter,
+            "price": {self.price[0]: self.price[1]},
+            "by": self.by,
+            "card": self.card,
+        }
+
+
+@dataclass
+class Pending:
+    """A travel, boss card or triple recruit waiting out its stop window (A2)."""
+
+    window: Window
+    seat: int
+    kind: str  # travel | recruit | boss
+    cards: list[int]
+    target: str | None  # investor:X, family card id as "family:<id>", or a letter for recruit
+
+
+@dataclass
+class Deal:
+    """The running negotiation (R4, R5): who is boss, what lies on the table, terms and
+    agreements, and the negotiation window (A1, A4)."""
+
+    space: int
+    opener: int
+    boss: int
+    window: Window
+    expired: bool = False
+    table_family: list[tuple[int, int]] = field(default_factory=list)  # (card id, owner seat)
+    travel_on: dict[str, int] = field(default_factory=dict)  # investor letter -> travel card id
+    used: list[int] = field(default_factory=list)  # boss cards that took effect (R5.7)
+    terms: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
+    agreements: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
+    lapsed: list[Terms] = field(default_factory=list)
+
+
+@dataclass
+class GameState:
+    """Everything about one game. Hidden parts (hands, draw pile order, seed) must only leave
+    through ``engine.views`` (A8)."""
+
+    players: list[str]
+    options: Options
+    board: Board
+    seed: Any
+    seed_hash: str
+    rng_count: int
+    forced_dice: list[int]
+    investors: dict[str, int | None]  # letter -> seat, None = side pool (R2.2)
+    hands: list[list[int]]
+    draw_pile: list[int]  # top first
+    discard_pile: list[int]
+    money: list[int]
+    covered: dict[int, int]  # space -> tile number
+    tiles: list[int]  # tile numbers still in the stack, top first
+    deals_closed: int
+    marker: int | None
+    active: int
+    phase: str
+    may_deal_in_place: bool = True
+    must_deal: bool = False
+    turn: Window | None = None
+    deal: Deal | None = None
+    pending: Pending | None = None
+    last_call: Window | None = None
+    discard_owed: dict[int, int] = field(default_factory=dict)
+    after_discard: tuple[int, bool] | None = None  # (next seat, may deal in place)
+    resume_phase: str | None = None  # phase to return to after a stop window outside a deal
+    missed: list[int] = field(default_factory=list)
+    away: list[bool] = field(default_factory=list)
+    acted_since_turn: list[bool] = field(default_factory=list)  # V3
+    had_turn: list[bool] = field(default_factory=list)
+    window_seq: int = 0
+    end_sum: int = 0  # V7 running sum
+    winners: list[int] = field(default_factory=list)
+    seq: int = 0  # events applied
+
+    # -- derived -------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.players)
+
+    def left_of(self, seat: int) -> int:
+        """The seat to the left (the next in seat order, R3.2)."""
+        return (seat + 1) % self.n
+
+    @property
+    def share_value(self) -> int:
+        """The value of one share (M): the top deal tile's (R1.2); 0 when none is left."""
+        return TILE_VALUES[self.tiles[0]] if self.tiles else 0
+
+    def seat_investors(self, seat: int) -> list[str]:
+        return sorted(letter for letter, s in self.investors.items() if s == seat)
+
+    @property
+    def side_pool(self) -> list[str]:
+        return sorted(letter for letter, s in self.investors.items() if s is None)
+
+    def hand_limit(self) -> int:
+        """R6.6: 12; V6: 10 from the 10th deal on (nine deals closed)."""
+        return 10 if self.options.has("V6") and self.deals_closed >= 9 else 12
+
+    def clone(self) -> GameState:
+        """A deep copy (decide works on a scratch copy; the input is never changed)."""
+        return copy.deepcopy(self)
+
+
+def new_window(state: GameState, kind: str, deadline: str) -> Window:
+    return Window(id=f"w{state.window_seq}", kind=kind, deadline=parse_time(deadline))
+
+
+def _take(hand: list[int], cards: Iterable[int]) -> None:
+    for c in cards:
+        hand.remove(c)
+
+
+def _roll_source(state: GameState, source: str) -> None:
+    if source == "forced":
+        state.forced_dice.pop(0)
+    else:
+        state.rng_count += 1
+
+
+def apply(state: GameState, event: Event) -> GameState:
+    """Return the state after ``event`` (the input state is not changed)."""
+    new = state.clone()
+    apply_in_place(new, event)
+    return new
+
+
+def replay(events: Iterable[Event]) -> GameState:
+    """Fold a whole log, starting with its ``game_started`` event, into a state. A9: never rolls.
+    Raises ``ValueError`` when the log does not start with ``game_started``."""
+    it = iter(events)
+    first = next(it, None)
+    if first is None or first.type != "game_started":
+        raise ValueError("a game's log starts with game_started")
+    state = start_state(first)
+    for event in it:
+        apply_in_place(state, event)
+    return state
+
+
+def start_state(event: Event) -> GameState:
+    """The state a ``game_started`` event describes."""
+    d = event.data
+    n = len(d["players"])
+    state = GameState(
+        players=list(d["players"]),
+        options=Options.from_json(d["options"]),
+        board=load_board(d["board"]),
+        seed=d["seed"],
+        seed_hash=d["seed_hash"],
+        rng_count=d["rng_count"],
+        forced_dice=list(d["forced_dice"]),
+        investors={k: v for k, v in d["investors"].items()},
+        hands=[list(h) for h in d["hands"]],
+        draw_pile=list(d["draw_pile"]),
+        discard_pile=list(d["discard_pile"]),
+        money=list(d["money"]),
+        covered={int(k): v for k, v in d["covered"].items()},
+        tiles=list(d["tiles"]),
+        deals_closed=d["deals_closed"],
+        marker=d["marker"],
+        active=d["active"],
+        phase=d["phase"],
+        may_deal_in_place=d["may_deal_in_place"],
+        missed=[0] * n,
+        away=[False] * n,
+        acted_since_turn=[True] * n,
+        had_turn=[False] * n,
+        seq=1,
+    )
+    state.window_seq = 1
+    state.had_turn[state.active] = True
+    state.acted_since_turn[state.active] = False
+    state.turn = Window(id="w0", kind="turn", deadline=parse_time(d["deadline"]))
+    return state
+
+
+def apply_in_place(state: GameState, event: Event) -> None:
+    """Fold one event into ``state``, changing it."""
+    state.seq += 1
+    if event.by is not None and event.type != "timed_out":
+        state.missed[event.by] = 0
+        state.away[event.by] = False
+        if event.type in INFLUENCE_EVENTS or event.type == "deal_opened":
+            state.acted_since_turn[event.by] = True
+    handler = _HANDLERS.get(event.type)
+    if handler is None:
+        raise ValueError(f"unknown event type {event.type!r}")
+    handler(state, event.data, event.by)
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+def _marker_placed(s: GameState, d: dict, by: int | None) -> None:
+    s.marker = d["space"]
+    s.phase = "turn_start"
+
+
+def _die_rolled(s: GameState, d: dict, by: int | None) -> None:
+    _roll_source(s, d["source"])
+    if d["purpose"] == "move":
+        s.marker = d["space"]
+        s.phase = "after_roll"
+    elif d["purpose"] == "end":
+        s.end_sum += d["value"]
+
+
+def _pile_reshuffled(s: GameState, d: dict, by: int | None) -> None:
+    s.rng_count += 1
+    s.draw_pile = list(d["draw_pile"])
+    s.discard_pile = []
+
+
+def _cards_drawn(s: GameState, d: dict, by: int | None) -> None:
+    cards = d["cards"]
+    del s.draw_pile[: len(cards)]
+    s.hands[d["seat"]].extend(cards)
+
+
+def _discard_step(s: GameState, d: dict, by: int | None) -> None:
+    s.discard_owed = {int(k): v for k, v in d["owed"].items()}
+    s.after_discard = (d["next"], d["may_deal_in_place"])
+    s.phase = "discard"
+    s.turn = new_window(s, "discard", d["deadline"])
+    s.window_seq += 1
+
+
+def _cards_discarded(s: GameState, d: dict, by: int | None) -> None:
+    seat = d["seat"]
+    _take(s.hands[seat], d["cards"])
+    s.discard_pile.extend(d["cards"])
+    if seat in s.discard_owed:
+        left = s.discard_owed[seat] - len(d["cards"])
+        if left > 0:
+            s.discard_owed[seat] = left
+        else:
+            del s.discard_owed[seat]
+
+
+def _turn_started(s: GameState, d: dict, by: int | None) -> None:
+    seat = d["seat"]
+    s.active = seat
+    s.phase = "turn_start" if s.marker is not None else "place_marker"
+    s.may_deal_in_place = d["may_deal_in_place"]
+    s.must_deal = d["must_deal"]
+    s.turn = new_window(s, "turn", d["deadline"])
+    s.window_seq += 1
+    s.discard_owed = {}
+    s.after_discard = None
+    s.had_turn[seat] = True
+    s.acted_since_turn[seat] = False
+
+
+def _deal_opened(s: GameState, d: dict, by: int | None) -> None:
+    boss = d["boss"]
+    s.deal = Deal(
+        space=s.marker, opener=boss, boss=boss, window=new_window(s, "negotiation", d["deadline"])
+    )
+    s.window_seq += 1
+    s.phase = "negotiation"
+    s.turn = None
+
+
+def _family_played(s: GameState, d: dict, by: int | None) -> None:
+    s.hands[d["seat"]].remove(d["card"])
+    s.deal.table_family.append((d["card"], d["seat"]))
+
+
+def _terms_set(s: GameState, d: dict, by: int | None) -> None:
+    price = next(iter(d["price"].items()))
+    t = Terms(d["provider"], d["letter"], (price[0], price[1]), d["by_side"], d["card"])
+    s.deal.terms[(t.provider, t.letter)] = t
+
+
+def _terms_removed(s: GameState, d: dict, by: int | None) -> None:
+    key = (d["provider"], d["letter"])
+    deal = s.deal
+    t = deal.terms.pop(key, None) or deal.agreements.pop(key, None)
+    if d["reason"] == "lapsed" and t is not None:
+        deal.lapsed.append(t)
+
+
+def _agreement_made(s: GameState, d: dict, by: int | None) -> None:
+    key = (d["provider"], d["letter"])
+    t = s.deal.terms.pop(key)
+    s.deal.agreements[key] = t
+
+
+def _card_pending(s: GameState, d: dict, by: int | None) -> None:
+    seat = d["seat"]
+    _take(s.hands[seat], d["cards"])
+    w = new_window(s, "stop", d["deadline"])
+    s.window_seq += 1
+    s.pending = Pending(
+        window=w, seat=seat, kind=d["kind"], cards=list(d["cards"]), target=d["target"]
+    )
+    if s.last_call is not None:  # A3: a card cancels the closing attempt
+        s.last_call = None
+    if s.phase != "negotiation" and s.phase != "last_call":
+        s.resume_phase = s.phase
+    s.phase = "stop_window"
+
+
+def _window_answered(s: GameState, d: dict, by: int | None) -> None:
+    w = (
+        s.pending.window
+        if s.pending is not None and s.pending.window.id == d["window"]
+        else s.last_call
+    )
+    w.answered.add(d["seat"])
+
+
+def _end_stop_window(s: GameState) -> None:
+    s.pending = None
+    if s.deal is not None:
+        s.phase = "negotiation"
+    else:  # back to the discard step (R6.6): what is still above the limit is owed
+        s.phase = s.resume_phase or "discard"
+        s.resume_phase = None
+        limit = s.hand_limit()
+        s.discard_owed = {
+            seat: len(s.hands[seat]) - limit
+            for seat in s.discard_owed
+            if len(s.hands[seat]) > limit
+        }
+
+
+def _card_stopped(s: GameState, d: dict, by: int | None) -> None:
+    seat = d["seat"]
+    s.hands[seat].remove(d["card"])
+    s.discard_pile.extend(s.pending.cards)
+    s.discard_pile.append(d["card"])
+    _end_stop_window(s)
+
+
+def _card_took_effect(s: GameState, d: dict, by: int | None) -> None:
+    p = s.pending
+    if p.kind == "travel":
+        target = p.target
+        if target.startswith("investor:"):
+            s.deal.travel_on[target.split(":")[1]] = p.cards[0]
+        else:  # R5.2: both cards go to the discard pile at once
+            card = int(target.split(":")[1])
+            s.deal.table_family = [(c, o) for c, o in s.deal.table_family if c != card]
+            s.discard_pile.extend([card, p.cards[0]])
+    elif p.kind == "recruit":  # R5.4
+        s.investors[p.target] = p.seat
+        s.discard_pile.extend(p.cards)
+    elif p.kind == "boss":  # R5.5
+        s.deal.boss = p.seat
+        s.deal.used.extend(p.cards)
+    _end_stop_window(s)
+
+
+def _close_called(s: GameState, d: dict, by: int | None) -> None:
+    s.last_call = new_window(s, "last_call", d["deadline"])
+    s.window_seq += 1
+    s.phase = "last_call"
+
+
+def _negotiation_expired(s: GameState, d: dict, by: int | None) -> None:
+    s.deal.expired = True
+
+
+def _timed_out(s: GameState, d: dict, by: int | None) -> None:
+    for seat in d["missed"]:
+        s.missed[seat] += 1
+        if s.missed[seat] >= 2:  # A6
+            s.away[seat] = True
+
+
+def _end_deal(s: GameState, d: dict) -> None:
+    for seat, cards in d["returned"].items():
+        s.hands[int(seat)].extend(cards)
+    s.discard_pile.extend(d["discarded"])
+    s.deal = None
+    s.last_call = None
+    s.pending = None
+
+
+def _deal_closed(s: GameState, d: dict, by: int | None) -> None:
+    for seat, amount in d["payments"].items():
+        s.money[int(seat)] += amount
+    _end_deal(s, d)
+    tile = s.tiles.pop(0)
+    s.covered[d["space"]] = tile
+    s.deals_closed += 1
+    s.marker = d["marker"]
+    s.phase = "closing"
+
+
+def _deal_failed(s: GameState, d: dict, by: int | None) -> None:
+    _end_deal(s, d)
+    s.phase = "closing"
+
+
+def _game_ended(s: GameState, d: dict, by: int | None) -> None:
+    s.phase = "game_over"
+    s.winners = list(d["winners"])
+    s.turn = None
+    s.deal = None
+
+
+def _chat(s: GameState, d: dict, by: int | None) -> None:
+    pass
+
+
+def _seat_away(s: GameState, d: dict, by: int | None) -> None:
+    s.away[d["seat"]] = d["away"]
+
+
+_HANDLERS = {
+    "marker_placed": _marker_placed,
+    "die_rolled": _die_rolled,
+    "pile_reshuffled": _pile_reshuffled,
+    "cards_drawn": _cards_drawn,
+    "discard_step": _discard_step,
+    "cards_discarded": _cards_discarded,
+    "turn_started": _turn_started,
+    "deal_opened": _deal_opened,
+    "family_played": _family_played,
+    "terms_set": _terms_set,
+    "terms_removed": _terms_removed,
+    "agreement_made": _agreement_made,
+    "card_pending": _card_pending,
+    "window_answered": _window_answered,
+    "card_stopped": _card_stopped,
+    "card_took_effect": _card_took_effect,
+    "close_called": _close_called,
+    "negotiation_expired": _negotiation_expired,
+    "timed_out": _timed_out,
+    "deal_closed": _deal_closed,
+    "deal_failed": _deal_failed,
+    "game_ended": _game_ended,
+    "chat": _chat,
+}
+
+
+def card_name(card_id: int) -> str:
+    return CARD_NAMES[card_id]

@@ -1,0 +1,458 @@
+"""What one seat may see and do (A8): ``view``, ``redact_event``, ``legal_commands``,
+``awaiting``; and ``snapshot``, the whole state for scenarios and tests (never for a seat).
+
+Hidden information (A8): other seats' hands, the draw pile's order, the seed before the game
+ends, the forced dice, and (without ``open_money``) other seats' money totals.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from engine.board import LETTERS
+from engine.cards import CARD_NAMES, card_kind, card_letter, multiset
+from engine.events import Event
+from engine.lineup import can_supply, lineup, missing
+from engine.state import GameState, Terms, format_time
+
+NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _price_json(price: tuple[str, int]) -> dict[str, int]:
+    return {price[0]: price[1]}
+
+
+def _price_value(state: GameState, price: tuple[str, int]) -> int:
+    return price[1] if price[0] == "cash" else price[1] * state.share_value
+
+
+def _target_text(state: GameState, target: str | None) -> str | None:
+    """A pending card's target for people: ``investor:S``, ``family:W@2`` or a letter."""
+    if target and target.startswith("family:"):
+        card = int(target.split(":")[1])
+        owner = (
+            next((o for c, o in state.deal.table_family if c == card), None) if state.deal else None
+        )
+        return f"{CARD_NAMES[card]}@{owner}"
+    return target
+
+
+def stop_waiting_for(state: GameState) -> list[int]:
+    """Seats that still owe an answer to the open stop window (A2, A6)."""
+    p = state.pending
+    if p is None:
+        return []
+    return [
+        s
+        for s in range(state.n)
+        if s != p.seat and not state.away[s] and s not in p.window.answered
+    ]
+
+
+def last_call_waiting_for(state: GameState) -> list[int]:
+    """Seats that still owe an answer to the last call (A3, A6)."""
+    if state.last_call is None or state.deal is None:
+        return []
+    return [
+        s
+        for s in range(state.n)
+        if s != state.deal.boss and not state.away[s] and s not in state.last_call.answered
+    ]
+
+
+def awaiting(state: GameState) -> list[dict[str, Any]]:
+    """Who the game waits for: ``[{"seat", "for", "window", "until"}]`` with ``for`` one of
+    ``place_marker``, ``turn``, ``discard``, ``stop``, ``last_call``, ``negotiation`` (the boss
+    may close or fail until then) and ``until`` an aware UTC datetime. Drives pages,
+    notifications and deadlines (A1-A6)."""
+    out: list[dict[str, Any]] = []
+    if state.phase == "game_over":
+        return out
+    if state.pending is not None:
+        w = state.pending.window
+        out += [
+            {"seat": s, "for": "stop", "window": w.id, "until": w.deadline}
+            for s in stop_waiting_for(state)
+        ]
+    if state.last_call is not None:
+        w = state.last_call
+        out += [
+            {"seat": s, "for": "last_call", "window": w.id, "until": w.deadline}
+            for s in last_call_waiting_for(state)
+        ]
+    if state.deal is not None and state.phase == "negotiation" and not state.deal.expired:
+        w = state.deal.window
+        out.append(
+            {"seat": state.deal.boss, "for": "negotiation", "window": w.id, "until": w.deadline}
+        )
+    if state.turn is not None and state.phase in ("place_marker", "turn_start", "after_roll"):
+        w = state.turn
+        kind = "place_marker" if state.phase == "place_marker" else "turn"
+        out.append({"seat": state.active, "for": kind, "window": w.id, "until": w.deadline})
+    if state.phase == "discard" and state.turn is not None:
+        w = state.turn
+        out += [
+            {"seat": s, "for": "discard", "window": w.id, "until": w.deadline}
+            for s in sorted(state.discard_owed)
+        ]
+    return out
+
+
+def next_deadline(state: GameState) -> datetime | None:
+    """The earliest open deadline: when the scheduler must send ``timeout`` (A4-A6)."""
+    from engine.game import due_windows
+
+    windows = due_windows(state)
+    return windows[0].deadline if windows else None
+
+
+# -- views -----------------------------------------------------------------------------------
+
+
+def _terms_view(state: GameState, t: Terms) -> dict[str, Any]:
+    return {**t.to_json(), "amount": _price_value(state, t.price)}
+
+
+def _deal_view(state: GameState) -> dict[str, Any] | None:
+    deal = state.deal
+    if deal is None:
+        return None
+    space = state.board.spaces[deal.space]
+    proceeds = space.shares * state.share_value
+    agreements = [_terms_view(state, t) for t in deal.agreements.values()]
+    out: dict[str, Any] = {
+        "space": deal.space,
+        "boss": deal.boss,
+        "opener": deal.opener,
+        "window": deal.window.id,
+        "deadline": format_time(deal.window.deadline),
+        "expired": deal.expired,
+        "proceeds": proceeds,
+        "committed": sum(a["amount"] for a in agreements),
+        "boss_investors": [x for x in state.seat_investors(deal.boss) if x in space.letters],
+        "table_family": [{"card": CARD_NAMES[c], "owner": o} for c, o in deal.table_family],
+        "travel_on": {letter: CARD_NAMES[c] for letter, c in sorted(deal.travel_on.items())},
+        "terms": [_terms_view(state, t) for t in deal.terms.values()],
+        "agreements": agreements,
+        "lapsed": [_terms_view(state, t) for t in deal.lapsed],
+        "boss_cards_played": len(deal.used),
+        "requirements_met": lineup(state) is not None,
+        "missing": missing(state),
+        "pending": None,
+        "last_call": None,
+    }
+    if state.pending is not None:
+        p = state.pending
+        out["pending"] = {
+            "seat": p.seat,
+            "kind": p.kind,
+            "cards": [CARD_NAMES[c] for c in p.cards],
+            "target": _target_text(state, p.target),
+            "window": p.window.id,
+            "deadline": format_time(p.window.deadline),
+            "waiting_for": stop_waiting_for(state),
+        }
+    if state.last_call is not None:
+        out["last_call"] = {
+            "window": state.last_call.id,
+            "deadline": format_time(state.last_call.deadline),
+            "waiting_for": last_call_waiting_for(state),
+        }
+    return out
+
+
+def view(state: GameState, seat: int | None) -> dict[str, Any]:
+    """Everything ``seat`` may see (A8) as JSON-ready data; ``seat=None`` is a spectator.
+    Other seats' hands appear only as counts, money only under ``open_money`` or after the end."""
+    over = state.phase == "game_over"
+    show_all_money = state.options.open_money or over
+    seats = []
+    for s in range(state.n):
+        seats.append(
+            {
+                "seat": s,
+                "name": state.players[s],
+                "investors": state.seat_investors(s),
+                "hand_count": len(state.hands[s]),
+                "money": state.money[s] if (show_all_money or s == seat) else None,
+                "away": state.away[s],
+            }
+        )
+    out: dict[str, Any] = {
+        "phase": state.phase,
+        "active": state.active,
+        "marker": state.marker,
+        "covered": {str(k): v for k, v in sorted(state.covered.items())},
+        "deals_closed": state.deals_closed,
+        "share_value": state.share_value,
+        "tiles_left": len(state.tiles),
+        "side_pool": state.side_pool,
+        "may_deal_in_place": state.may_deal_in_place,
+        "must_deal": state.must_deal,
+        "board": state.board.to_json(),
+        "options": state.options.to_json(),
+        "seed_hash": state.seed_hash,
+        "seats": seats,
+        "draw_pile_count": len(state.draw_pile),
+        "discard_pile": multiset(state.discard_pile),
+        "deal": _deal_view(state),
+        "discard_owed": {str(k): v for k, v in state.discard_owed.items()},
+        "awaiting": [{**a, "until": format_time(a["until"])} for a in awaiting(state)],
+        "winners": list(state.winners),
+        "you": None,
+    }
+    if over:
+        out["seed"] = state.seed
+    if seat is not None:
+        out["you"] = {
+            "seat": seat,
+            "name": state.players[seat],
+            "hand": [CARD_NAMES[c] for c in state.hands[seat]],
+            "money": state.money[seat],
+            "hand_limit": state.hand_limit(),
+        }
+    return out
+
+
+def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
+    """An event as ``seat`` may see it (A8), as JSON-ready data: other seats' drawn cards and
+    hands become counts, the draw pile its size, the seed and forced dice disappear."""
+    out = event.to_json()
+    t = event.type
+    if t == "game_started":
+        out["hands"] = [h if i == seat else len(h) for i, h in enumerate(out["hands"])]
+        out["draw_pile"] = len(out["draw_pile"])
+        out.pop("seed", None)
+        out.pop("forced_dice", None)
+    elif t == "cards_drawn" and out["seat"] != seat:
+        out["cards"] = len(out["cards"])
+    elif t == "pile_reshuffled":
+        out["draw_pile"] = len(out["draw_pile"])
+    return out
+
+
+def snapshot(state: GameState) -> dict[str, Any]:
+    """The whole state in SCENARIOS.md's result format (seats by name). Includes every hand:
+    for scenarios, tests and operators' debugging only, never for a seat (A8)."""
+    name = state.players
+    deal = state.deal
+    window = None
+    if state.pending is not None:
+        window = {
+            "id": state.pending.window.id,
+            "kind": "stop",
+            "waiting_for": [name[s] for s in stop_waiting_for(state)],
+        }
+    elif state.last_call is not None:
+        window = {
+            "id": state.last_call.id,
+            "kind": "last_call",
+            "waiting_for": [name[s] for s in last_call_waiting_for(state)],
+        }
+    table: dict[str, Any] = {}
+    agreements: list[dict[str, Any]] = []
+    offers: list[dict[str, Any]] = []
+
+    def terms(t: Terms) -> dict[str, Any]:
+        return {
+            "provider": name[t.provider],
+            "letter": t.letter,
+            "price": _price_json(t.price),
+            "card": t.card,
+        }
+
+    if deal is not None:
+        table = {
+            "space": deal.space,
+            "family": sorted(f"{CARD_NAMES[c]}@{name[o]}" for c, o in deal.table_family),
+            "travel": {letter: CARD_NAMES[c] for letter, c in sorted(deal.travel_on.items())},
+            "boss_cards": len(deal.used),
+        }
+        agreements = [terms(t) for t in deal.agreements.values()]
+        offers = [{**terms(t), "by": t.by} for t in deal.terms.values()]
+    return {
+        "phase": state.phase,
+        "active": name[state.active],
+        "boss": name[deal.boss] if deal else None,
+        "deals_closed": state.deals_closed,
+        "marker": state.marker,
+        "covered": sorted(state.covered),
+        "share_value": state.share_value,
+        "money": {name[s]: state.money[s] for s in range(state.n)},
+        "investors": {name[s]: state.seat_investors(s) for s in range(state.n)},
+        "side_pool": state.side_pool,
+        "hands": {name[s]: multiset(state.hands[s]) for s in range(state.n)},
+        "discard_pile": multiset(state.discard_pile),
+        "draw_pile_count": len(state.draw_pile),
+        "table": table,
+        "agreements": agreements,
+        "offers": offers,
+        "window": window,
+        "away": [name[s] for s in range(state.n) if state.away[s]],
+        "winners": [name[s] for s in state.winners],
+    }
+
+
+# -- legal commands --------------------------------------------------------------------------
+
+
+def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
+    """What ``seat`` may do now: a list of commands ``{"do": ..., **args}``. Arguments a player
+    chooses freely are listed in ``"needs"`` (``price``, ``text``, ``cards``) and must be added
+    before submitting; every listed command so completed is accepted by ``decide`` (tested)."""
+    s = state
+    if s.phase == "game_over":
+        return []
+    out: list[dict[str, Any]] = []
+    hand_names = [CARD_NAMES[c] for c in s.hands[seat]]
+    distinct = sorted(set(hand_names))
+    if s.phase == "discard":
+        if seat in s.discard_owed:
+            out.append({"do": "discard", "needs": ["cards"], "count": s.discard_owed[seat]})
+            out += _recruits(s, seat, hand_names)
+    elif s.phase in ("place_marker", "turn_start", "after_roll") and seat == s.active:
+        can_deal = not (s.options.has("V5") and len(s.hands[seat]) < 4)
+        if s.phase == "place_marker":
+            out += [{"do": "place_marker", "space": x} for x in range(16) if x not in s.covered]
+        elif s.phase == "turn_start":
+            out.append({"do": "roll"})
+            if s.may_deal_in_place and can_deal:
+                out.append({"do": "open_deal"})
+        else:
+            if can_deal:
+                out.append({"do": "open_deal"})
+            if not s.must_deal:
+                out.append({"do": "draw"})
+    if s.pending is not None and seat != s.pending.seat and seat not in s.pending.window.answered:
+        w = s.pending.window.id
+        out.append({"do": "allow", "window": w})
+        if "stop" in hand_names:
+            out.append({"do": "stop", "window": w})
+    if s.deal is not None and s.phase in NEGOTIATION_PHASES:
+        out += _deal_commands(s, seat, hand_names, distinct)
+    out.append({"do": "chat", "needs": ["text"]})
+    return out
+
+
+def _recruits(s: GameState, seat: int, hand_names: list[str]) -> list[dict[str, Any]]:
+    if hand_names.count("recruit") < 3 or s.pending is not None:
+        return []
+    pool = s.side_pool
+    targets = pool if pool else [x for x in LETTERS if s.investors[x] not in (None, seat)]
+    return [{"do": "recruit", "target": x} for x in targets if s.investors[x] != seat]
+
+
+def _deal_commands(
+    s: GameState, seat: int, hand_names: list[str], distinct: list[str]
+) -> list[dict[str, Any]]:
+    deal = s.deal
+    space = s.board.spaces[deal.space]
+    boss = seat == deal.boss
+    expired = deal.expired
+    out: list[dict[str, Any]] = []
+    in_last_call = s.phase == "last_call"
+    # Influence cards: travel, recruit, boss (R5, A2, A3, A4).
+    if s.pending is None and not expired and not (in_last_call and boss):
+        for name in distinct:
+            if card_kind(name) != "travel":
+                continue
+            letter = card_letter(name)
+            for x in space.letters:
+                owner = s.investors[x]
+                if owner is None or x in deal.travel_on or (letter is not None and letter != x):
+                    continue
+                if owner == seat and not s.options.two_player_rules(s.n):
+                    continue
+                out.append({"do": "travel", "card": name, "target": f"investor:{x}"})
+            for fam in sorted({f"{CARD_NAMES[c]}@{o}" for c, o in deal.table_family}):
+                if letter is None or card_letter(fam.split("@")[0]) == letter:
+                    out.append({"do": "travel", "card": name, "target": fam})
+        out += _recruits(s, seat, hand_names)
+        if not boss and "boss" in hand_names:
+            out.append({"do": "boss"})
+    if in_last_call:
+        if not boss and seat not in s.last_call.answered:
+            out.append({"do": "pass", "window": s.last_call.id})
+        if boss:
+            out.append({"do": "fail"})
+        return out
+    # Negotiation (R4): offers, proposals, answers.
+    if boss:
+        if not expired:
+            for name in distinct:
+                if card_kind(name) == "family" and card_letter(name) in space.letters:
+                    out.append({"do": "play_family", "card": name})
+        for other in range(s.n):
+            if other == seat:
+                continue
+            cards: list[str | None] = [None]
+            for x in space.letters:
+                if s.investors[x] == other and x not in deal.travel_on:
+                    cards.append(f"investor:{x}")
+            for c, o in deal.table_family:
+                if o == other and CARD_NAMES[c] not in cards:
+                    cards.append(CARD_NAMES[c])
+            for card in cards:
+                letter = card_letter(card) if card else None
+                if (other, letter) in deal.agreements:
+                    continue
+                cmd: dict[str, Any] = {"do": "propose", "to": other, "needs": ["price"]}
+                if card:
+                    cmd["card"] = card
+                out.append(cmd)
+        for t in deal.terms.values():
+            if t.by == "provider":
+                out += _answers(s, t, t.provider)
+        if s.pending is None:
+            if lineup(s) is not None:
+                out.append({"do": "close"})
+            out.append({"do": "fail"})
+    else:
+        offered: set[str] = set()
+        for x in space.letters:
+            if (seat, x) in deal.agreements:
+                continue
+            if s.investors[x] == seat and x not in deal.travel_on:
+                offered.add(f"investor:{x}")
+            if x in space.investor_only:
+                continue
+            on_table = any(
+                o == seat and card_letter(CARD_NAMES[c]) == x for c, o in deal.table_family
+            )
+            if on_table or (not expired and f"family:{x}" in hand_names):
+                offered.add(f"family:{x}")
+        out += [{"do": "offer", "card": c, "needs": ["price"]} for c in sorted(offered)]
+        for t in deal.terms.values():
+            if t.provider == seat and t.by == "boss":
+                needs_card = t.card and card_kind(t.card) == "family"
+                if (
+                    needs_card
+                    and not can_supply(s, seat, t.letter)
+                    and (expired or t.card not in hand_names)
+                ):
+                    out.append(_reject(t, deal.boss))
+                    continue
+                out += _answers(s, t, deal.boss)
+        if any(t.provider == seat and t.by == "provider" for t in deal.terms.values()):
+            out.append({"do": "withdraw"})
+    return out
+
+
+def _reject(t: Terms, other: int) -> dict[str, Any]:
+    return {"do": "reject", "with": other, "letter": t.letter}
+
+
+def _answers(s: GameState, t: Terms, other: int) -> list[dict[str, Any]]:
+    deal = s.deal
+    out = [_reject(t, other)]
+    committed = sum(_price_value(s, a.price) for a in deal.agreements.values())
+    proceeds = s.board.spaces[deal.space].shares * s.share_value
+    if committed + _price_value(s, t.price) <= proceeds:
+        out.insert(
+            0, {"do": "accept", "with": other, "letter": t.letter, "price": _price_json(t.price)}
+        )
+    return out
