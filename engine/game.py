@@ -447,6 +447,10 @@ def _play_family(ctx: _Ctx) -> None:
     if card_kind(name) != "family":
         raise RuleError("bad_command", "play_family plays a family card", "R4.1")
     _needed_letter(ctx, card_letter(name))
+    if card_letter(name) in ctx.s.board.spaces[ctx.s.deal.space].investor_only:
+        raise RuleError(
+            "invalid_target", f"only the investor card may fill {name[-1]} here", "R1.4"
+        )
     _new_card_allowed(ctx)
     (card,) = _find_in_hand(ctx, ctx.by, name)
     ctx.emit("family_played", {"seat": ctx.by, "card": card}, ctx.by)

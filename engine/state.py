@@ -44,8 +44,11 @@ class Window:
     deadline: datetime
     answered: set[int] = field(default_factory=set)
 
+    def copy(self) -> Window:
+        return Window(self.id, self.kind, self.deadline, set(self.answered))
 
-@dataclass
+
+@dataclass(frozen=True)
 class Terms:
     """Terms between the boss and one provider for one letter (``None``: R4.5, no card).
 
@@ -79,6 +82,9 @@ class Pending:
     cards: list[int]
     target: str | None  # investor:X, family card id as "family:<id>", or a letter for recruit
 
+    def copy(self) -> Pending:
+        return Pending(self.window.copy(), self.seat, self.kind, list(self.cards), self.target)
+
 
 @dataclass
 class Deal:
@@ -96,6 +102,21 @@ class Deal:
     terms: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
     agreements: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
     lapsed: list[Terms] = field(default_factory=list)
+
+    def copy(self) -> Deal:
+        return Deal(
+            space=self.space,
+            opener=self.opener,
+            boss=self.boss,
+            window=self.window.copy(),
+            expired=self.expired,
+            table_family=list(self.table_family),
+            travel_on=dict(self.travel_on),
+            used=list(self.used),
+            terms=dict(self.terms),
+            agreements=dict(self.agreements),
+            lapsed=list(self.lapsed),
+        )
 
 
 @dataclass
@@ -165,8 +186,30 @@ class GameState:
         return 10 if self.options.has("V6") and self.deals_closed >= 9 else 12
 
     def clone(self) -> GameState:
-        """A deep copy (decide works on a scratch copy; the input is never changed)."""
-        return copy.deepcopy(self)
+        """A copy that shares nothing mutable with ``self`` (decide works on a scratch copy; the
+        input is never changed). Board, options, players, seed and ``Terms`` are immutable and
+        shared. Every new mutable field must be copied here (tests compare with deepcopy)."""
+        new = copy.copy(self)
+        new.players = list(self.players)
+        new.forced_dice = list(self.forced_dice)
+        new.investors = dict(self.investors)
+        new.hands = [list(h) for h in self.hands]
+        new.draw_pile = list(self.draw_pile)
+        new.discard_pile = list(self.discard_pile)
+        new.money = list(self.money)
+        new.covered = dict(self.covered)
+        new.tiles = list(self.tiles)
+        new.turn = self.turn.copy() if self.turn else None
+        new.deal = self.deal.copy() if self.deal else None
+        new.pending = self.pending.copy() if self.pending else None
+        new.last_call = self.last_call.copy() if self.last_call else None
+        new.discard_owed = dict(self.discard_owed)
+        new.missed = list(self.missed)
+        new.away = list(self.away)
+        new.acted_since_turn = list(self.acted_since_turn)
+        new.had_turn = list(self.had_turn)
+        new.winners = list(self.winners)
+        return new
 
 
 def new_window(state: GameState, kind: str, deadline: str) -> Window:

@@ -384,7 +384,9 @@ def _deal_commands(
     if boss:
         if not expired:
             for name in distinct:
-                if card_kind(name) == "family" and card_letter(name) in space.letters:
+                letter = card_letter(name)
+                usable = letter in space.letters and letter not in space.investor_only
+                if card_kind(name) == "family" and usable:
                     out.append({"do": "play_family", "card": name})
         for other in range(s.n):
             if other == seat:

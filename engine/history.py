@@ -1,0 +1,105 @@
+"""Readable lines for events (the game's and each negotiation's history; simulate's log).
+
+``describe(event, state_before_or_players, seat)`` returns one English sentence. It reads only
+what ``redact_event`` lets ``seat`` see (A8): drawn cards of others are counts, the draw pile
+order and the seed never appear (the seed only in ``game_ended``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.cards import CARD_NAMES
+from engine.events import Event
+from engine.views import redact_event
+
+
+def _price(price: dict[str, int]) -> str:
+    kind, amount = next(iter(price.items()))
+    return f"{amount} M" if kind == "cash" else f"{amount} share{'s' if amount != 1 else ''}"
+
+
+def _cards(ids: Any) -> str:
+    if isinstance(ids, int):
+        return f"{ids} card{'s' if ids != 1 else ''}"
+    return ", ".join(CARD_NAMES[c] for c in ids) or "nothing"
+
+
+def describe(event: Event, players: list[str], seat: int | None = None) -> str:
+    """One line for ``event`` as ``seat`` may see it (``None``: a spectator)."""
+    d = redact_event(event, seat)
+    name = players.__getitem__
+
+    def who(key: str = "seat") -> str:
+        value = d.get(key)
+        return name(value) if isinstance(value, int) else "the server"
+
+    t = event.type
+    if t == "game_started":
+        return f"Game started for {', '.join(d['players'])}; seed hash {d['seed_hash'][:12]}…"
+    if t == "marker_placed":
+        return f"{who()} places the marker on space {d['space']}"
+    if t == "die_rolled":
+        if d["purpose"] == "move":
+            return f"{who()} rolls {d['value']}: the marker moves to space {d['space']}"
+        return f"End roll for {who()}: {d['value']}"
+    if t == "pile_reshuffled":
+        return f"The discard pile is shuffled into a new draw pile ({_cards(d['draw_pile'])})"
+    if t == "cards_drawn":
+        return f"{who()} draws {_cards(d['cards'])}"
+    if t == "discard_step":
+        owing = ", ".join(f"{name(int(s))} {n}" for s, n in d["owed"].items())
+        return f"Hands above the limit must discard: {owing}"
+    if t == "cards_discarded":
+        return f"{who()} discards {_cards(d['cards'])}"
+    if t == "turn_started":
+        extra = " (must open a deal)" if d["must_deal"] else ""
+        return f"{who()}'s turn{extra}"
+    if t == "deal_opened":
+        return f'{who("boss")} opens a deal on space {d["space"]}: "Let\'s make a deal!"'
+    if t == "family_played":
+        return f"{who()} plays {CARD_NAMES[d['card']]}"
+    if t == "terms_set":
+        card = f" for {d['card']}" if d["card"] else " for no card"
+        if d["by_side"] == "provider":
+            return f"{who('provider')} offers{card} at {_price(d['price'])}"
+        return f"The boss proposes {_price(d['price'])} to {who('provider')}{card}"
+    if t == "terms_removed":
+        letter = d["letter"] or "no card"
+        return f"Terms with {who('provider')} for {letter} {d['reason']}"
+    if t == "agreement_made":
+        card = d["card"] or "no card"
+        return f"Agreement: {who('provider')} gets {_price(d['price'])} for {card}"
+    if t == "card_pending":
+        target = f" on {d['target']}" if d["target"] else ""
+        if d["kind"] == "boss":
+            return f'{who()} plays a boss card: "I\'m the Boss!" (stop window {d["window"]})'
+        if d["kind"] == "recruit":
+            return f"{who()} plays three recruit cards{target} (stop window {d['window']})"
+        return f"{who()} plays {_cards(d['cards'])}{target} (stop window {d['window']})"
+    if t == "window_answered":
+        return f"{who()} answers {d['answer']} ({d['window']})"
+    if t == "card_stopped":
+        return f"{who()} plays a stop card: the pending card is cancelled"
+    if t == "card_took_effect":
+        return f"The {d['kind']} card of {who()} takes effect"
+    if t == "close_called":
+        return f"{who('boss')} calls the deal closed: last call ({d['window']})"
+    if t == "negotiation_expired":
+        return "The negotiation deadline has passed"
+    if t == "timed_out":
+        late = ", ".join(name(s) for s in d["missed"]) or "nobody"
+        return f"The {d['kind']} window {d['window']} timed out (no answer from {late})"
+    if t == "deal_closed":
+        pays = ", ".join(f"{name(int(s))} {m:+d} M" for s, m in d["payments"].items())
+        where = f"space {d['space']} (tile #{d['tile']}, proceeds {d['proceeds']} M)"
+        return f"Deal closed on {where}: {pays}"
+    if t == "deal_failed":
+        return f"The deal of {who('boss')} on space {d['space']} failed ({d['reason']})"
+    if t == "game_ended":
+        money = ", ".join(f"{players[i]} {m} M" for i, m in enumerate(d["money"]))
+        winners = ", ".join(players[i] for i in d["winners"])
+        return f"Game over ({d['reason']}): {money}. Winner: {winners}"
+    if t == "chat":
+        return f"{who()}: {d['text']}"
+    return t
