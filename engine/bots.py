@@ -68,13 +68,15 @@ class RandomBot:
     its forms; prices are random. ``fail`` is rare and ``close`` likely, so that random games
     still end; it never waits and never chats."""
 
-    WEIGHTS = {"fail": 0.03, "close": 4.0}
+    WEIGHTS = {"fail": 0.005, "close": 4.0, "pass": 6.0, "accept": 2.0}
 
     def choose(self, state: GameState, seat: int, legal: list[dict[str, Any]], rng: random.Random):
         options = [c for c in legal if c["do"] != "chat"]
         if not options:
             return None
         kinds = sorted({c["do"] for c in options})
+        if kinds == ["fail"] and rng.random() > self.WEIGHTS["fail"]:
+            return None  # a boss waiting out the last call
         kind = rng.choices(kinds, [self.WEIGHTS.get(k, 1.0) for k in kinds])[0]
         cmd = rng.choice([c for c in options if c["do"] == kind])
         top = _proceeds(state) if state.deal else 10

@@ -13,7 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from engine.board import LETTERS
-from engine.cards import CARD_NAMES, LAST_TILE, TILE_END_NUMBERS, card_kind, card_letter
+from engine.cards import (
+    CARD_NAMES,
+    LAST_TILE,
+    TILE_END_NUMBERS,
+    card_kind,
+    card_letter,
+    is_card_name,
+)
 from engine.errors import RuleError
 from engine.events import Event
 from engine.lineup import can_supply, lineup, missing
@@ -45,6 +52,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "chat": (frozenset({"text"}), frozenset()),
 }
 
+INVESTOR_CARDS = frozenset(f"investor:{x}" for x in LETTERS)
 MAX_PRICE = 10_000  # M; far above any proceeds (6 shares x 5 M), refuses absurd numbers
 MAX_CHAT = 2000
 NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
@@ -152,12 +160,8 @@ def _letter_arg(value: Any) -> str:
 
 
 def _card_name_arg(value: Any) -> str:
-    if not isinstance(value, str):
-        raise RuleError("bad_command", "a card is named like 'family:W'")
-    try:
-        card_kind(value)
-    except ValueError:
-        raise RuleError("bad_command", f"unknown card {value!r}") from None
+    if not (is_card_name(value) or value in INVESTOR_CARDS):
+        raise RuleError("bad_command", f"unknown card {value!r} (e.g. 'family:W', 'investor:C')")
     return value
 
 
@@ -1028,6 +1032,10 @@ def _expire(ctx: _Ctx, w: Window) -> None:
             _fail_deal(ctx, None, "turn_deadline")
         else:
             _do_draw(ctx, seat, None)
+            if s.phase == "discard" and seat in s.discard_owed:  # A5: the newest cards go
+                count = s.discard_owed[seat]
+                ctx.emit("cards_discarded", {"seat": seat, "cards": s.hands[seat][-count:]}, None)
+                _discard_done(ctx, None)
 
 
 def _chat(ctx: _Ctx) -> None:

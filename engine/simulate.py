@@ -8,6 +8,7 @@ the worker will run it: whenever the clock reaches the next deadline, a ``timeou
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -65,9 +66,13 @@ def simulate(
     board: Board | None = None,
     idle_seats: frozenset[int] = frozenset(),
     max_commands: int = MAX_COMMANDS,
+    observer: Callable[[GameState, Command, list[Event]], None] | None = None,
+    on_start: Callable[[GameState], None] | None = None,
 ) -> SimulatedGame:
     """Play a whole game. ``bots``: ``"sensible"``, ``"random"``, ``"mixed"`` or one bot per seat.
-    ``idle_seats`` never act (their windows time out, A5/A6). Raises ``SimulationError``."""
+    ``idle_seats`` never act (their windows time out, A5/A6). ``observer(state, command,
+    events)`` is called after each accepted command with the state after it (for tests).
+    Raises ``SimulationError``."""
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise SimulationError(f"unknown variant {bad[0]!r}; use V1..V9")
@@ -89,6 +94,8 @@ def simulate(
     except SetupError as exc:
         raise SimulationError(str(exc)) from None
     state = replay(events)
+    if on_start is not None:
+        on_start(state)
     now = START
     game = SimulatedGame(events=events, state=state)
     while state.phase != "game_over":
@@ -114,6 +121,8 @@ def simulate(
         for event in new:
             apply_in_place(state, event)
         events.extend(new)
+        if observer is not None:
+            observer(state, command, new)
         now += timedelta(minutes=rng.randint(1, 45))
     return game
 

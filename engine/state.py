@@ -212,6 +212,19 @@ class GameState:
         return new
 
 
+def every_card(state: GameState) -> list[int]:
+    """Every influence card id wherever it lies (R1.1): hands, draw pile, discard pile, and the
+    table (family cards, travel cards on investors, boss cards used, the pending card(s)).
+    Always the 98 ids, each once."""
+    cards = [c for hand in state.hands for c in hand] + state.draw_pile + state.discard_pile
+    if state.deal is not None:
+        cards += [c for c, _ in state.deal.table_family]
+        cards += list(state.deal.travel_on.values()) + state.deal.used
+    if state.pending is not None:
+        cards += state.pending.cards
+    return cards
+
+
 def new_window(state: GameState, kind: str, deadline: str) -> Window:
     return Window(id=f"w{state.window_seq}", kind=kind, deadline=parse_time(deadline))
 
@@ -279,6 +292,7 @@ def start_state(event: Event) -> GameState:
         seq=1,
     )
     state.window_seq = 1
+    state.must_deal = state.options.has("V2") and len(state.hands[state.active]) >= 10  # V2
     state.had_turn[state.active] = True
     state.acted_since_turn[state.active] = False
     state.turn = Window(id="w0", kind="turn", deadline=parse_time(d["deadline"]))

@@ -226,6 +226,8 @@ def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
     if t == "game_started":
         out["hands"] = [h if i == seat else len(h) for i, h in enumerate(out["hands"])]
         out["draw_pile"] = len(out["draw_pile"])
+        if not event.data["options"].get("open_money"):  # R7.1: other totals stay hidden
+            out["money"] = [m if i == seat else None for i, m in enumerate(out["money"])]
         out.pop("seed", None)
         out.pop("forced_dice", None)
     elif t == "cards_drawn" and out["seat"] != seat:

@@ -1,0 +1,102 @@
+"""A8: no seat's view or event feed ever shows another seat's hand, the draw pile's order or the
+seed (before the end); money of others only under ``open_money`` or after the end (R7.1).
+
+The strongest form: take the live state, rearrange everything a seat must not know (other hands
+shuffled with the draw pile, the draw pile reordered, the seed replaced) and the seat's view must
+not change at all.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from engine.game import Command
+from engine.simulate import simulate
+from engine.state import GameState
+from engine.views import redact_event, view
+
+
+def scrambled(state: GameState, seat: int | None, rng: random.Random) -> GameState:
+    """``state`` with every secret hidden from ``seat`` changed, hand sizes kept (``seat=None``:
+    a spectator, from whom every hand is hidden)."""
+    other = state.clone()
+    pool = list(other.draw_pile)
+    for s in range(other.n):
+        if s != seat:
+            pool += other.hands[s]
+    rng.shuffle(pool)
+    for s in range(other.n):
+        if s != seat:
+            size = len(other.hands[s])
+            other.hands[s], pool = pool[:size], pool[size:]
+    other.draw_pile = pool
+    if state.phase != "game_over":
+        other.seed = f"scrambled-{rng.random()}"
+        if not state.options.open_money:
+            other.money = [m if s == seat else m + 7 for s, m in enumerate(other.money)]
+    return other
+
+
+@pytest.mark.parametrize(
+    ("players", "seed", "variants", "bots"),
+    [
+        (3, 11, [], "sensible"),
+        (4, 12, ["V4"], "mixed"),
+        (5, 13, [], "random"),
+        (6, 14, ["V7"], "sensible"),
+    ],
+)
+def test_views_do_not_depend_on_hidden_information(players, seed, variants, bots) -> None:
+    """A8: every view of every seat, after every command of whole games, is unchanged when the
+    information hidden from that seat is rearranged."""
+    rng = random.Random(seed)
+    checked = 0
+
+    def observe(state: GameState, command: Command, events) -> None:
+        nonlocal checked
+        for seat in [*range(state.n), None]:
+            mine = view(state, seat)
+            assert view(scrambled(state, seat, rng), seat) == mine
+            if state.phase != "game_over":
+                assert "seed" not in mine
+            for s, entry in enumerate(mine["seats"]):
+                assert "hand" not in entry
+                if s != seat and not state.options.open_money and state.phase != "game_over":
+                    assert entry["money"] is None
+            checked += 1
+
+    simulate(players, seed, variants=variants, bots=bots, observer=observe)
+    assert checked > 100
+
+
+def test_event_feed_is_redacted_per_seat() -> None:
+    """A8: a seat's feed shows its own drawn cards, only counts of others', never the draw
+    pile's order, the deck, the forced dice or the seed (until ``game_ended``)."""
+    game = simulate(4, 21, bots="sensible")
+    players = game.state.players
+    seen_draws = 0
+    for seat in range(len(players)):
+        for event in game.events:
+            red = redact_event(event, seat)
+            if event.type == "game_started":
+                assert "seed" not in red and "forced_dice" not in red
+                assert isinstance(red["draw_pile"], int)
+                assert red["hands"][seat] == event.data["hands"][seat]
+                assert all(isinstance(h, int) for i, h in enumerate(red["hands"]) if i != seat)
+                assert red["seed_hash"] == event.data["seed_hash"]
+            elif event.type == "cards_drawn":
+                if event.data["seat"] == seat:
+                    assert red["cards"] == event.data["cards"]
+                else:
+                    assert red["cards"] == len(event.data["cards"])
+                    seen_draws += 1
+            elif event.type == "pile_reshuffled":
+                assert isinstance(red["draw_pile"], int)
+            elif event.type == "game_ended":
+                assert red["seed"] == game.state.seed  # A9: revealed at the end
+            if event.type != "game_ended":
+                assert str(game.state.seed) != json.dumps(red.get("seed"))
+    assert seen_draws > 0

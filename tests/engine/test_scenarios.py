@@ -1,0 +1,132 @@
+"""Every scenario file (SCENARIOS.md) holds: ours in tests/scenarios/ and the shared ones in
+../shared/scenarios/. And the ``imtheboss scenario check`` CLI exit codes (0, 1, 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers_core import scenario_doc, write_json
+
+from engine.cli import main
+from engine.scenario import FORMAT, check_scenario, load_scenario
+
+OURS = Path(__file__).resolve().parents[1] / "scenarios"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+OUR_FILES = _files(OURS)
+SHARED_FILES = _files(SHARED)
+
+
+def test_we_keep_at_least_ten_scenarios():
+    """Scenario coverage of the tricky rules: at least 10 files, each saying what it checks."""
+    assert len(OUR_FILES) >= 10
+    for path in OUR_FILES:
+        doc = load_scenario(path)
+        assert doc["format"] == FORMAT
+        assert re.search(r"\b[RA]\d", doc.get("about", "")), f"{path.name}: about names no rule"
+        assert "expect" in doc, path.name
+
+
+@pytest.mark.parametrize("path", OUR_FILES, ids=[p.name for p in OUR_FILES])
+def test_our_scenario_holds(path):
+    """The scenario's expect holds (its "about" names the rule)."""
+    _result, diffs = check_scenario(load_scenario(path))
+    assert diffs == []
+
+
+@pytest.mark.skipif(not SHARED_FILES, reason="../shared/scenarios is absent")
+@pytest.mark.parametrize("path", SHARED_FILES, ids=[p.name for p in SHARED_FILES])
+def test_shared_scenario_holds(path):
+    """Scenarios kept by others to check the engine (e.g. the rule texts' worked example)."""
+    _result, diffs = check_scenario(load_scenario(path))
+    assert diffs == []
+
+
+# -- the CLI: imtheboss scenario check FILE ------------------------------------------------------
+
+PASSING = scenario_doc(
+    about="R3.1: Ann rolls 2 and draws; the turn passes to Bob (R3.2).",
+    state={
+        "investors": {"Ann": ["C"], "Bob": ["D"], "Cat": ["G"], "Dan": ["L"]},
+        "side_pool": ["S", "W"],
+        "marker": 0,
+        "active": "Ann",
+    },
+    dice=[2],
+    commands=[{"by": "Ann", "do": "roll"}, {"by": "Ann", "do": "draw"}],
+    expect={"errors": [], "state": {"active": "Bob", "marker": 2, "phase": "turn_start"}},
+)
+
+
+def test_cli_check_passing_file_exits_0(tmp_path, capsys):
+    path = write_json(tmp_path / "ok.json", PASSING)
+    assert main(["scenario", "check", str(path)]) == 0
+    assert "ok" in capsys.readouterr().out
+
+
+def test_cli_check_expect_not_holding_exits_1(tmp_path, capsys):
+    doc = json.loads(json.dumps(PASSING))
+    doc["expect"]["state"]["active"] = "Cat"
+    path = write_json(tmp_path / "wrong.json", doc)
+    assert main(["scenario", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "state.active" in err and "Cat" in err and "Bob" in err
+
+
+def test_cli_check_wrong_error_codes_exit_1(tmp_path, capsys):
+    doc = json.loads(json.dumps(PASSING))
+    doc["commands"].insert(0, {"by": "Bob", "do": "roll"})  # refused: not_your_turn
+    path = write_json(tmp_path / "codes.json", doc)
+    assert main(["scenario", "check", str(path)]) == 1
+    assert "not_your_turn" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d.update(colour="red"), "colour"),
+        (lambda d: d["commands"][0].update(speed=3), "speed"),
+        (lambda d: d["expect"].update(events=[]), "events"),
+        (lambda d: d["expect"]["state"].update(mood="good"), "mood"),
+        (lambda d: d["state"].update(weather="rain"), "weather"),
+    ],
+)
+def test_cli_check_unknown_field_exits_2_naming_it(tmp_path, capsys, change, field):
+    doc = json.loads(json.dumps(PASSING))
+    change(doc)
+    path = write_json(tmp_path / "unknown.json", doc)
+    assert main(["scenario", "check", str(path)]) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_cli_check_invalid_json_exits_2(tmp_path, capsys):
+    path = tmp_path / "broken.json"
+    path.write_text('{"format": "imtheboss-scenario/1", "players": [', encoding="utf-8")
+    assert main(["scenario", "check", str(path)]) == 2
+    assert "JSON" in capsys.readouterr().err
+
+
+def test_cli_check_missing_file_exits_2(tmp_path, capsys):
+    assert main(["scenario", "check", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_cli_run_prints_the_result(tmp_path, capsys):
+    path = write_json(tmp_path / "ok.json", PASSING)
+    assert main(["scenario", "run", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["state"]["active"] == "Bob"
+    assert [e["type"] for e in out["events"]] == [
+        "game_started",
+        "die_rolled",
+        "cards_drawn",
+        "turn_started",
+    ]
