@@ -563,3 +563,157 @@ _HANDLERS = {
 
 def card_name(card_id: int) -> str:
     return CARD_NAMES[card_id]
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+
+def _window_json(w: Window | None) -> dict[str, Any] | None:
+    if w is None:
+        return None
+    return {
+        "id": w.id,
+        "kind": w.kind,
+        "deadline": format_time(w.deadline),
+        "answered": sorted(w.answered),
+    }
+
+
+def _window_from(d: dict[str, Any] | None) -> Window | None:
+    if d is None:
+        return None
+    return Window(d["id"], d["kind"], parse_time(d["deadline"]), set(d["answered"]))
+
+
+def _terms_from(d: dict[str, Any]) -> Terms:
+    kind, amount = next(iter(d["price"].items()))
+    return Terms(d["provider"], d["letter"], (kind, amount), d["by"], d["card"])
+
+
+def state_to_json(state: GameState) -> dict[str, Any]:
+    """The whole state as JSON-native data, for snapshots (``state_from_json`` inverts it).
+    Holds hidden information: store it, never show it."""
+    deal = state.deal
+    pending = state.pending
+    return {
+        "players": state.players,
+        "options": state.options.to_json(),
+        "board": state.board.to_json(),
+        "seed": state.seed,
+        "seed_hash": state.seed_hash,
+        "rng_count": state.rng_count,
+        "forced_dice": state.forced_dice,
+        "investors": state.investors,
+        "hands": state.hands,
+        "draw_pile": state.draw_pile,
+        "discard_pile": state.discard_pile,
+        "money": state.money,
+        "covered": [[k, v] for k, v in state.covered.items()],
+        "tiles": state.tiles,
+        "deals_closed": state.deals_closed,
+        "marker": state.marker,
+        "active": state.active,
+        "phase": state.phase,
+        "may_deal_in_place": state.may_deal_in_place,
+        "must_deal": state.must_deal,
+        "turn": _window_json(state.turn),
+        "deal": None
+        if deal is None
+        else {
+            "space": deal.space,
+            "opener": deal.opener,
+            "boss": deal.boss,
+            "window": _window_json(deal.window),
+            "expired": deal.expired,
+            "table_family": [list(x) for x in deal.table_family],
+            "travel_on": deal.travel_on,
+            "used": deal.used,
+            "terms": [t.to_json() for t in deal.terms.values()],
+            "agreements": [t.to_json() for t in deal.agreements.values()],
+            "lapsed": [t.to_json() for t in deal.lapsed],
+        },
+        "pending": None
+        if pending is None
+        else {
+            "window": _window_json(pending.window),
+            "seat": pending.seat,
+            "kind": pending.kind,
+            "cards": pending.cards,
+            "target": pending.target,
+        },
+        "last_call": _window_json(state.last_call),
+        "discard_owed": [[k, v] for k, v in state.discard_owed.items()],
+        "after_discard": list(state.after_discard) if state.after_discard else None,
+        "resume_phase": state.resume_phase,
+        "missed": state.missed,
+        "away": state.away,
+        "acted_since_turn": state.acted_since_turn,
+        "had_turn": state.had_turn,
+        "window_seq": state.window_seq,
+        "end_sum": state.end_sum,
+        "winners": state.winners,
+        "seq": state.seq,
+    }
+
+
+def state_from_json(d: dict[str, Any]) -> GameState:
+    """Inverse of ``state_to_json``. Raises ``KeyError``/``ValueError`` on a malformed snapshot."""
+    deal = None
+    if d["deal"] is not None:
+        x = d["deal"]
+        deal = Deal(
+            space=x["space"],
+            opener=x["opener"],
+            boss=x["boss"],
+            window=_window_from(x["window"]),
+            expired=x["expired"],
+            table_family=[(c, o) for c, o in x["table_family"]],
+            travel_on=dict(x["travel_on"]),
+            used=list(x["used"]),
+            terms={(t.provider, t.letter): t for t in map(_terms_from, x["terms"])},
+            agreements={(t.provider, t.letter): t for t in map(_terms_from, x["agreements"])},
+            lapsed=[_terms_from(t) for t in x["lapsed"]],
+        )
+    pending = None
+    if d["pending"] is not None:
+        p = d["pending"]
+        pending = Pending(
+            _window_from(p["window"]), p["seat"], p["kind"], list(p["cards"]), p["target"]
+        )
+    return GameState(
+        players=list(d["players"]),
+        options=Options.from_json(d["options"]),
+        board=load_board(d["board"]),
+        seed=d["seed"],
+        seed_hash=d["seed_hash"],
+        rng_count=d["rng_count"],
+        forced_dice=list(d["forced_dice"]),
+        investors=dict(d["investors"]),
+        hands=[list(h) for h in d["hands"]],
+        draw_pile=list(d["draw_pile"]),
+        discard_pile=list(d["discard_pile"]),
+        money=list(d["money"]),
+        covered={k: v for k, v in d["covered"]},
+        tiles=list(d["tiles"]),
+        deals_closed=d["deals_closed"],
+        marker=d["marker"],
+        active=d["active"],
+        phase=d["phase"],
+        may_deal_in_place=d["may_deal_in_place"],
+        must_deal=d["must_deal"],
+        turn=_window_from(d["turn"]),
+        deal=deal,
+        pending=pending,
+        last_call=_window_from(d["last_call"]),
+        discard_owed={k: v for k, v in d["discard_owed"]},
+        after_discard=tuple(d["after_discard"]) if d["after_discard"] else None,
+        resume_phase=d["resume_phase"],
+        missed=list(d["missed"]),
+        away=list(d["away"]),
+        acted_since_turn=list(d["acted_since_turn"]),
+        had_turn=list(d["had_turn"]),
+        window_seq=d["window_seq"],
+        end_sum=d["end_sum"],
+        winners=list(d["winners"]),
+        seq=d["seq"],
+    )

@@ -26,7 +26,14 @@ from engine.events import Event
 from engine.game import Command, decide
 from engine.options import VARIANTS
 from engine.simulate import simulate
-from engine.state import GameState, apply, every_card, replay
+from engine.state import (
+    GameState,
+    apply,
+    every_card,
+    replay,
+    state_from_json,
+    state_to_json,
+)
 from engine.views import legal_commands
 
 GAMES = int(os.environ.get("IMTHEBOSS_PROPERTY_GAMES", "1000"))
@@ -76,6 +83,9 @@ class Checker:
         assert state.deals_closed <= 15
         if self.rng.random() < 0.02:
             self.checkpoints.append((state.seq, state.clone()))
+            # snapshots (the web layer stores them) survive JSON unchanged
+            text = json.dumps(state_to_json(state))
+            assert state_from_json(json.loads(text)) == state
         self._check_legal(state, command)
         self.previous = state.clone()
 

@@ -1,0 +1,195 @@
+"""The Flask app (issue 3): ``create_app(config)``.
+
+Settings come from the environment: ``DATABASE_URL`` (PostgreSQL; SQLite in ``instance/`` when
+unset), ``SECRET_KEY`` (else one is generated once and kept in ``instance/secret_key``),
+``BASE_URL`` (for links in mail). Tests pass ``config`` (``CLOCK`` injects the time).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, jsonify, render_template, request
+from flask_babel import Babel
+from flask_migrate import Migrate, upgrade
+from flask_wtf.csrf import CSRFError, CSRFProtect
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from werkzeug.exceptions import HTTPException
+
+from web.models import db
+from web.service import ServiceError
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGUAGES = {"en": "English", "zh_Hans": "简体中文", "zh_Hant": "繁體中文"}
+
+csrf = CSRFProtect()
+migrate = Migrate()
+babel = Babel()
+
+
+def _secret_key(instance: Path) -> str:
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = instance / "secret_key"
+    if not path.exists():
+        instance.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(48))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def _database_url(instance: Path) -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url[len("postgres://") :]
+    elif url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    if url:
+        return url
+    instance.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{instance / 'imtheboss.sqlite3'}"
+
+
+@event.listens_for(Engine, "connect")
+def _sqlite_pragmas(dbapi_connection: Any, record: Any) -> None:
+    """SQLite: WAL, a busy timeout, and transactions we begin ourselves (see ``_begin``)."""
+    if type(dbapi_connection).__module__.startswith("sqlite3"):
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+
+@event.listens_for(Engine, "begin")
+def _begin(conn: Any) -> None:
+    """SQLite: ``BEGIN IMMEDIATE`` takes the write lock at once, so two submits to one game are
+    serialised as PostgreSQL's row lock does."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def select_locale() -> str:
+    """The language: ``?lang=``, then the session, then the browser's Accept-Language."""
+    from flask import session
+
+    lang = request.args.get("lang")
+    if lang in LANGUAGES:
+        session["lang"] = lang
+        return lang
+    if session.get("lang") in LANGUAGES:
+        return session["lang"]
+    best = request.accept_languages.best_match(
+        ["en", "zh_Hans", "zh_Hant", "zh-CN", "zh-TW", "zh-HK", "zh"]
+    )
+    if best in ("zh-TW", "zh-HK"):
+        return "zh_Hant"
+    if best in ("zh-CN", "zh", "zh_Hans"):
+        return "zh_Hans"
+    return best if best in LANGUAGES else "en"
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """Build the app. ``config`` overrides settings (tests: ``SQLALCHEMY_DATABASE_URI``,
+    ``CLOCK``, ``WTF_CSRF_ENABLED``...)."""
+    app = Flask(
+        __name__,
+        instance_path=str(ROOT / "instance"),
+        template_folder=str(ROOT / "templates"),
+        static_folder="static",
+    )
+    instance = Path(app.instance_path)
+    app.config.update(
+        SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
+        BASE_URL=os.environ.get("BASE_URL", "http://localhost:5000"),
+        BABEL_DEFAULT_LOCALE="en",
+        BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
+        AUTO_MIGRATE=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_HTTPONLY=True,
+        WTF_CSRF_TIME_LIMIT=None,
+        MAX_CONTENT_LENGTH=1 << 20,
+    )
+    if config:
+        app.config.update(config)
+    if not app.config.get("SQLALCHEMY_DATABASE_URI"):
+        app.config["SQLALCHEMY_DATABASE_URI"] = _database_url(instance)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _secret_key(instance)
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
+    csrf.init_app(app)
+    babel.init_app(app, locale_selector=select_locale)
+    _register_blueprints(app)
+    _register_errors(app)
+    if app.config["AUTO_MIGRATE"]:
+        with app.app_context():
+            upgrade(directory=str(Path(__file__).parent / "migrations"))
+    return app
+
+
+def _register_blueprints(app: Flask) -> None:
+    import importlib
+
+    for name in ("web.pages", "web.api"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(app)
+
+
+def wants_json() -> bool:
+    """API requests (``/api/``) and clients that prefer JSON get JSON errors."""
+    if request.path.startswith("/api/"):
+        return True
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return (
+        best == "application/json"
+        and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
+    )
+
+
+def _register_errors(app: Flask) -> None:
+    def render(status: int, code: str, message: str, rule: str = ""):
+        if wants_json():
+            return jsonify({"error": {"code": code, "message": message, "rule": rule}}), status
+        try:
+            return render_template(
+                "error.html", status=status, code=code, message=message, rule=rule
+            ), status
+        except Exception:  # no template yet, or it failed: still a clear answer
+            return (
+                f"{status} {code}: {message}\n",
+                status,
+                {"Content-Type": "text/plain; charset=utf-8"},
+            )
+
+    @app.errorhandler(ServiceError)
+    def service_error(exc: ServiceError):
+        return render(exc.status, exc.code, exc.message, exc.rule)
+
+    @app.errorhandler(CSRFError)
+    def csrf_error(exc: CSRFError):
+        return render(
+            400,
+            "csrf",
+            "the form has expired or lacks its security token; reload the page and try again",
+        )
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        code = (exc.name or "error").lower().replace(" ", "_")
+        return render(exc.code or 500, code, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):  # never a bare 500 page; the log has the trace
+        app.logger.exception("unexpected error on %s %s", request.method, request.path)
+        return render(500, "internal", "something went wrong on our side; nothing was changed")

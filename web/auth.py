@@ -1,0 +1,49 @@
+"""Signing in by secret link, and who the current request is (seat, admin).
+
+A seat's link ``/g/<game>/s/<token>`` (or ``Authorization: Bearer <token>`` for the API) signs
+the player in: the session (a signed cookie) remembers ``{game_id: seat}``. The admin link
+does the same for ``admin``. Tokens of one game never work in another (``seat_by_token``).
+"""
+
+from __future__ import annotations
+
+from flask import abort, request, session
+
+from web.service import ServiceError, is_admin_token, seat_by_token
+
+
+def remember_seat(game_id: str, seat: int) -> None:
+    """Sign the browser in as ``seat`` of ``game_id``."""
+    seats = dict(session.get("seats", {}))
+    seats[game_id] = seat
+    session["seats"] = seats
+    session.permanent = True
+
+
+def remember_admin(game_id: str) -> None:
+    """Sign the browser in as the organiser of ``game_id``."""
+    admins = list(session.get("admin", []))
+    if game_id not in admins:
+        admins.append(game_id)
+    session["admin"] = admins
+    session.permanent = True
+
+
+def current_seat(game_id: str) -> int | None:
+    """The seat the request acts as in ``game_id``: a bearer token (API) or the session."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        try:
+            return seat_by_token(game_id, header[7:].strip()).seat_index
+        except ServiceError as exc:
+            abort(exc.status, exc.message)
+    seat = session.get("seats", {}).get(game_id)
+    return seat if isinstance(seat, int) else None
+
+
+def is_admin(game_id: str) -> bool:
+    """True when the request is the organiser of ``game_id`` (session or bearer admin token)."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer ") and is_admin_token(game_id, header[7:].strip()):
+        return True
+    return game_id in session.get("admin", [])

@@ -1,0 +1,144 @@
+"""Database models (DESIGN.md, Data): games, seats, events, commands, deadlines, notifications.
+
+All times are timezone-aware UTC. Secrets (seat and admin tokens) are stored only as sha256
+hashes. ``games.snapshot`` holds the engine state at ``snapshot_seq`` (hidden information
+included: it never leaves the server).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+db = SQLAlchemy(model_class=Base)
+
+BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
+
+
+class Game(db.Model):
+    """One game: settings, status (``active``, ``paused``, ``over``), the last event's sequence
+    number, and an optional engine-state snapshot."""
+
+    __tablename__ = "games"
+    id: Mapped[str] = mapped_column(String(24), primary_key=True)
+    title: Mapped[str] = mapped_column(String(120))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    settings: Mapped[dict] = mapped_column(JSON)
+    engine_version: Mapped[int] = mapped_column(Integer, default=1)
+    last_seq: Mapped[int] = mapped_column(Integer, default=0)
+    snapshot: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    snapshot_seq: Mapped[int] = mapped_column(Integer, default=0)
+    admin_token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    creator_email: Mapped[str] = mapped_column(String(254), default="")
+
+
+class Seat(db.Model):
+    """A player's seat: name, email, secret-link token hash, notification preferences."""
+
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "seat_index"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat_index: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(40))
+    email: Mapped[str] = mapped_column(String(254))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    joined_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    notify: Mapped[str] = mapped_column(String(16), default="every")  # every | must_act | digest
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    locale: Mapped[str] = mapped_column(String(16), default="")
+    last_seen_seq: Mapped[int] = mapped_column(Integer, default=0)
+    last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class EventRecord(db.Model):
+    """One engine event, numbered per game from 1 without gaps."""
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(32))
+    body: Mapped[dict] = mapped_column(JSON)
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
+
+
+class CommandRecord(db.Model):
+    """An accepted command and the events it appended; its idempotency key is unique per game
+    (A7: a repeated key returns this result and appends nothing)."""
+
+    __tablename__ = "commands"
+    __table_args__ = (UniqueConstraint("game_id", "idempotency_key"),)
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    idempotency_key: Mapped[str] = mapped_column(String(100))
+    body: Mapped[dict] = mapped_column(JSON)
+    first_seq: Mapped[int] = mapped_column(Integer)
+    last_seq: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Deadline(db.Model):
+    """An open window's deadline (A1): the worker sends ``timeout`` when ``due_at`` passes.
+    ``state``: ``open``, ``done`` (the window ended or the timeout was submitted)."""
+
+    __tablename__ = "deadlines"
+    __table_args__ = (
+        UniqueConstraint("game_id", "window_id"),
+        Index("ix_deadlines_due", "state", "due_at"),
+    )
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    window_id: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(16))
+    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    state: Mapped[str] = mapped_column(String(8), default="open")
+    scheduled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Notification(db.Model):
+    """An outbox row: something a seat should hear about (web inbox and email). ``urgent`` rows
+    need an answer and are mailed at once; the others may be batched."""
+
+    __tablename__ = "notifications"
+    __table_args__ = (Index("ix_notifications_seat", "game_id", "seat_index", "id"),)
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat_index: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    body: Mapped[dict] = mapped_column(JSON)
+    text: Mapped[str] = mapped_column(Text)
+    dedupe_key: Mapped[str] = mapped_column(String(160), unique=True)
+    urgent: Mapped[bool] = mapped_column(Boolean, default=False)
+    seq: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    email_state: Mapped[str] = mapped_column(
+        String(12), default="pending"
+    )  # pending|sent|skipped|failed
+    emailed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)

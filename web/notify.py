@@ -1,0 +1,186 @@
+"""The outbox: which seat hears about what (issue 4's list), written in the same transaction as
+the events. Rows carry only what their seat may see (A8).
+
+Kinds: ``invited``; needing an answer (``urgent``): ``your_turn``, ``place_marker``,
+``discard``, ``stop``, ``last_call``, ``offer``; news: ``deal_opened``, ``agreement``,
+``boss_changed``, ``deal_closed``, ``deal_failed``, ``game_over``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from engine.events import Event
+from engine.history import describe
+from engine.state import GameState
+from engine.views import awaiting
+
+ANSWER_KINDS = {
+    "turn": "your_turn",
+    "place_marker": "place_marker",
+    "discard": "discard",
+    "stop": "stop",
+    "last_call": "last_call",
+}
+
+
+def _row(
+    game_id: str,
+    seat: int,
+    kind: str,
+    key: str,
+    text: str,
+    urgent: bool,
+    seq: int,
+    at: datetime,
+    **body: Any,
+) -> dict[str, Any]:
+    return {
+        "game_id": game_id,
+        "seat_index": seat,
+        "kind": kind,
+        "body": body,
+        "text": text,
+        "dedupe_key": f"{game_id}:{seat}:{kind}:{key}"[:160],
+        "urgent": urgent,
+        "seq": seq,
+        "created_at": at,
+    }
+
+
+def notifications_for(
+    game_id: str,
+    before: GameState | None,
+    events: list[Event],
+    state: GameState,
+    first_seq: int,
+    at: datetime,
+) -> list[dict[str, Any]]:
+    """Outbox rows (``Notification`` column values) for ``events`` appended at ``first_seq``;
+    ``before`` is ``None`` when the game was just created (invitations)."""
+    rows: list[dict[str, Any]] = []
+    players = state.players
+    last_seq = first_seq + len(events) - 1
+    if before is None:
+        for seat in range(state.n):
+            rows.append(
+                _row(
+                    game_id,
+                    seat,
+                    "invited",
+                    "0",
+                    f"You are invited to play I'm the Boss! as {players[seat]}",
+                    True,
+                    last_seq,
+                    at,
+                )
+            )
+    # Answers needed now that were not needed before.
+    old = {(a["seat"], a["window"]) for a in awaiting(before)} if before is not None else set()
+    for a in awaiting(state):
+        if a["for"] == "negotiation" or (a["seat"], a["window"]) in old:
+            continue
+        kind = ANSWER_KINDS[a["for"]]
+        text = {
+            "your_turn": "It is your turn",
+            "place_marker": "Place the marker to start the game",
+            "discard": "Discard down to your hand limit",
+            "stop": "A card waits for your answer: stop it or let it happen",
+            "last_call": "Last call: pass or play a card before the deal closes",
+        }[kind]
+        rows.append(
+            _row(
+                game_id,
+                a["seat"],
+                kind,
+                a["window"],
+                text,
+                True,
+                last_seq,
+                at,
+                window=a["window"],
+                until=a["until"].isoformat(),
+            )
+        )
+    for offset, event in enumerate(events):
+        seq = first_seq + offset
+        d = event.data
+        t = event.type
+        if t == "deal_opened":
+            space = state.board.spaces[d["space"]]
+            for seat in range(state.n):
+                if seat == d["boss"]:
+                    continue
+                involved = any(state.investors.get(x) == seat for x in space.letters)
+                rows.append(
+                    _row(
+                        game_id,
+                        seat,
+                        "deal_opened",
+                        str(seq),
+                        describe(event, players, seat),
+                        involved,
+                        seq,
+                        at,
+                        space=d["space"],
+                    )
+                )
+        elif t == "terms_set":
+            boss = state.deal.boss if state.deal else None
+            to = boss if d["by_side"] == "provider" else d["provider"]
+            if to is not None and to != event.by:
+                rows.append(
+                    _row(
+                        game_id, to, "offer", str(seq), describe(event, players, to), True, seq, at
+                    )
+                )
+        elif t == "agreement_made":
+            boss = state.deal.boss if state.deal else None
+            for seat in {d["provider"], boss} - {None}:
+                rows.append(
+                    _row(
+                        game_id,
+                        seat,
+                        "agreement",
+                        str(seq),
+                        describe(event, players, seat),
+                        False,
+                        seq,
+                        at,
+                    )
+                )
+        elif t == "card_took_effect" and d["kind"] == "boss":
+            for seat in range(state.n):
+                rows.append(
+                    _row(
+                        game_id,
+                        seat,
+                        "boss_changed",
+                        str(seq),
+                        f"{players[d['seat']]} is the boss now",
+                        False,
+                        seq,
+                        at,
+                    )
+                )
+        elif t in ("deal_closed", "deal_failed", "game_ended"):
+            kind = {
+                "deal_closed": "deal_closed",
+                "deal_failed": "deal_failed",
+                "game_ended": "game_over",
+            }[t]
+            for seat in range(state.n):
+                rows.append(
+                    _row(
+                        game_id,
+                        seat,
+                        kind,
+                        str(seq),
+                        describe(event, players, seat),
+                        False,
+                        seq,
+                        at,
+                    )
+                )
+    return rows

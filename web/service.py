@@ -1,0 +1,423 @@
+"""The game service: the only code that writes events (DESIGN.md, web).
+
+``submit(game_id, seat, command, idempotency_key)`` runs in one transaction: lock the game row,
+rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events
+with the next sequence numbers, update the game's deadlines, write the notification rows
+(outbox), remember the idempotency key. After commit it calls the registered ``after_commit``
+hooks (the worker's scheduling and delivery, issue 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from engine.board import Board, BoardError, default_board, load_board
+from engine.errors import RuleError
+from engine.events import Event
+from engine.game import COMMANDS, Command, decide, due_windows
+from engine.options import Options, OptionsError
+from engine.setup import SetupError, new_game
+from engine.state import GameState, apply_in_place, replay, state_from_json, state_to_json
+from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from web.notify import notifications_for
+
+SNAPSHOT_EVERY = 32  # events: loading reads at most this many past the snapshot
+ENGINE_VERSION = 1
+MAX_KEY = 100
+
+
+class ServiceError(Exception):
+    """A request the service refuses. ``status`` is the HTTP status the web layer answers with,
+    ``code`` a stable string, ``message`` for people, ``rule`` the rule id when the engine
+    refused (``RuleError``)."""
+
+    def __init__(self, status: int, code: str, message: str, rule: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.rule = rule
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "rule": self.rule}
+
+
+def now_utc() -> datetime:
+    """The app's clock (``CLOCK`` in config, for tests), else the real UTC time."""
+    clock: Callable[[], datetime] | None = current_app.config.get("CLOCK")
+    return clock() if clock else datetime.now(UTC)
+
+
+def hash_token(token: str) -> str:
+    """sha256 hex of a secret token: only hashes are stored."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """A fresh secret link token (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+# -- creating games --------------------------------------------------------------------------
+
+
+@dataclass
+class CreatedGame:
+    """What ``create_game`` returns: the game id and the secrets to mail (never stored)."""
+
+    game_id: str
+    seat_tokens: list[str]
+    admin_token: str
+
+
+def create_game(
+    title: str,
+    players: list[tuple[str, str]],
+    options: dict[str, Any] | None = None,
+    board: str | list | dict | Board | None = None,
+    creator_email: str = "",
+    seed: int | str | None = None,
+) -> CreatedGame:
+    """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
+    (``Options.from_json`` form) and ``board`` (``"default"``, a board file's JSON, or a
+    ``Board``). Raises ``ServiceError`` 400 for bad settings."""
+    try:
+        opts = Options.from_json(options)
+        the_board = default_board() if board in (None, "default") else load_board(board)
+    except (OptionsError, BoardError) as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    names = [n.strip() for n, _ in players]
+    emails = [e.strip() for _, e in players]
+    if any(not n or len(n) > 40 for n in names):
+        raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
+    if any("@" not in e or len(e) > 254 for e in emails):
+        raise ServiceError(400, "bad_settings", "every player needs an email address")
+    title = (title or "").strip()[:120] or "I'm the Boss!"
+    now = now_utc()
+    seed = secrets.randbits(63) if seed is None else seed
+    try:
+        events = new_game(names, opts, the_board, seed, now)
+    except SetupError as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    game_id = secrets.token_urlsafe(9)
+    admin_token = new_token()
+    seat_tokens = [new_token() for _ in names]
+    game = Game(
+        id=game_id,
+        title=title,
+        created_at=now,
+        status="active",
+        settings={"options": opts.to_json(), "board": the_board.name},
+        engine_version=ENGINE_VERSION,
+        last_seq=0,
+        admin_token_hash=hash_token(admin_token),
+        creator_email=creator_email.strip()[:254],
+    )
+    db.session.add(game)
+    for i, (name, email) in enumerate(zip(names, emails, strict=True)):
+        db.session.add(
+            Seat(
+                game_id=game_id,
+                seat_index=i,
+                name=name,
+                email=email,
+                token_hash=hash_token(seat_tokens[i]),
+            )
+        )
+    db.session.flush()
+    state = replay(events)
+    _append(game, None, events, state, None, now)
+    db.session.commit()
+    _after_commit(game_id)
+    return CreatedGame(game_id, seat_tokens, admin_token)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def load_events(game_id: str, after: int = 0, upto: int | None = None) -> list[Event]:
+    """The game's events with ``after < seq <= upto``, in order."""
+    query = select(EventRecord.type, EventRecord.body, EventRecord.seat).where(
+        EventRecord.game_id == game_id, EventRecord.seq > after
+    )
+    if upto is not None:
+        query = query.where(EventRecord.seq <= upto)
+    rows = db.session.execute(query.order_by(EventRecord.seq)).all()
+    return [Event.from_json({**body, "type": type_, "by": seat}) for type_, body, seat in rows]
+
+
+def load_state(game: Game) -> GameState:
+    """The game's current state: the snapshot plus the events after it (at most
+    ``SNAPSHOT_EVERY`` of them), so loading does not slow down as a game grows."""
+    if game.snapshot is not None:
+        state = state_from_json(game.snapshot)
+        for event in load_events(game.id, game.snapshot_seq):
+            apply_in_place(state, event)
+        return state
+    return replay(load_events(game.id))
+
+
+def get_game(game_id: str, *, lock: bool = False) -> Game:
+    """The game row (locked ``FOR UPDATE`` when ``lock``). Raises ``ServiceError`` 404."""
+    if not isinstance(game_id, str) or len(game_id) > 24:
+        raise ServiceError(404, "no_game", "there is no such game")
+    query = select(Game).where(Game.id == game_id)
+    if lock:
+        query = query.with_for_update()
+    game = db.session.execute(query).scalar_one_or_none()
+    if game is None:
+        raise ServiceError(404, "no_game", "there is no such game")
+    return game
+
+
+# -- the one way in --------------------------------------------------------------------------
+
+
+@dataclass
+class SubmitResult:
+    """``events``: ``[(seq, Event)]`` the command appended; ``duplicate``: the key was seen
+    before and nothing was appended (A7); ``state``: the state after."""
+
+    events: list[tuple[int, Event]]
+    duplicate: bool
+    state: GameState | None = None
+    notified: list[int] = field(default_factory=list)
+
+
+def parse_command(seat: int | None, body: dict[str, Any], at: datetime) -> Command:
+    """A command from JSON-like input ``{"do": ..., **args}``. Raises ``ServiceError`` 400."""
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("do"), str)
+        or body["do"] not in COMMANDS
+    ):
+        raise ServiceError(400, "bad_command", 'a command is {"do": NAME, ...arguments}')
+    args = {k: v for k, v in body.items() if k not in ("do", "by", "at")}
+    return Command(body["do"], seat, args, at)
+
+
+def submit(
+    game_id: str,
+    seat: int | None,
+    command: dict[str, Any],
+    idempotency_key: str,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Decide and store one command of ``seat`` (``None``: the scheduler's ``timeout``).
+
+    One transaction with the game row locked. Raises ``ServiceError``: 404 unknown game, 400
+    malformed command or key, 409 the game is paused or over, or the rules refused it (the
+    engine's code: ``window_closed``, ``terms_changed``, ...); a refused command changes
+    nothing. A repeated ``idempotency_key`` returns the first result (``duplicate=True``)."""
+    if not isinstance(idempotency_key, str) or not 1 <= len(idempotency_key) <= MAX_KEY:
+        raise ServiceError(400, "bad_key", f"an idempotency key is 1 to {MAX_KEY} characters")
+    try:
+        result = _submit(game_id, seat, command, idempotency_key, now)
+    except ServiceError:
+        db.session.rollback()
+        raise
+    except IntegrityError:  # a concurrent duplicate key on a database without row locks
+        db.session.rollback()
+        result = _submit(game_id, seat, command, idempotency_key, now)
+    except BaseException:
+        db.session.rollback()
+        raise
+    if not result.duplicate:
+        _after_commit(game_id)
+    return result
+
+
+def _submit(game_id, seat, command, key, now) -> SubmitResult:
+    game = get_game(game_id, lock=True)
+    seen = db.session.execute(
+        select(CommandRecord).where(
+            CommandRecord.game_id == game_id, CommandRecord.idempotency_key == key
+        )
+    ).scalar_one_or_none()
+    if seen is not None:
+        if seen.seat != seat:
+            raise ServiceError(409, "key_reused", "that idempotency key belongs to another command")
+        events = load_events(game_id, seen.first_seq - 1, seen.last_seq)
+        db.session.commit()
+        return SubmitResult(
+            list(zip(range(seen.first_seq, seen.last_seq + 1), events, strict=True)), True
+        )
+    if game.status == "paused":
+        raise ServiceError(409, "paused", "the game is paused by its organiser")
+    at = now or now_utc()
+    cmd = parse_command(seat, command, at)
+    state = load_state(game)
+    before = state.clone()
+    try:
+        events = decide(state, cmd)
+    except RuleError as exc:
+        raise ServiceError(409, exc.code, exc.message, exc.rule) from None
+    for event in events:
+        apply_in_place(state, event)
+    record = CommandRecord(
+        game_id=game_id,
+        seat=seat,
+        idempotency_key=key,
+        body={"do": cmd.do, **cmd.args},
+        first_seq=game.last_seq + 1,
+        last_seq=game.last_seq + len(events),
+        created_at=at,
+    )
+    db.session.add(record)
+    db.session.flush()
+    first = game.last_seq + 1
+    notified = _append(game, record.id, events, state, before, at)
+    db.session.commit()
+    return SubmitResult(
+        list(zip(range(first, first + len(events)), events, strict=True)), False, state, notified
+    )
+
+
+def _append(
+    game: Game,
+    command_id: int | None,
+    events: list[Event],
+    state: GameState,
+    before: GameState | None,
+    at: datetime,
+) -> list[int]:
+    """Append events, move the snapshot, sync deadlines, write the outbox. Returns the seats
+    notified."""
+    seq = game.last_seq
+    for event in events:
+        seq += 1
+        body = {k: v for k, v in event.to_json().items() if k not in ("type", "by")}
+        db.session.add(
+            EventRecord(
+                game_id=game.id,
+                seq=seq,
+                type=event.type,
+                body=body,
+                seat=event.by,
+                created_at=at,
+                command_id=command_id,
+            )
+        )
+    game.last_seq = seq
+    if state.phase == "game_over":
+        game.status = "over"
+    if seq - game.snapshot_seq >= SNAPSHOT_EVERY or state.phase == "game_over":
+        game.snapshot = state_to_json(state)
+        game.snapshot_seq = seq
+    _sync_deadlines(game.id, state)
+    rows = notifications_for(game.id, before, events, state, seq - len(events) + 1, at)
+    for row in rows:
+        db.session.add(Notification(**row))
+    return sorted({r["seat_index"] for r in rows})
+
+
+def _sync_deadlines(game_id: str, state: GameState) -> None:
+    """One ``open`` row per window with a deadline; windows that ended are ``done``."""
+    open_windows = {w.id: w for w in due_windows(state)} if state.phase != "game_over" else {}
+    rows = db.session.execute(
+        select(Deadline).where(Deadline.game_id == game_id, Deadline.state == "open")
+    ).scalars()
+    known = set()
+    for row in rows:
+        if row.window_id in open_windows:
+            known.add(row.window_id)
+        else:
+            row.state = "done"
+    for wid, window in open_windows.items():
+        if wid not in known:
+            exists = db.session.execute(
+                select(Deadline.id).where(Deadline.game_id == game_id, Deadline.window_id == wid)
+            ).first()
+            if exists is None:
+                db.session.add(
+                    Deadline(
+                        game_id=game_id, window_id=wid, kind=window.kind, due_at=window.deadline
+                    )
+                )
+
+
+# -- after commit ----------------------------------------------------------------------------
+
+AfterCommit = Callable[[str], None]
+
+
+def on_commit(app: Any, hook: AfterCommit) -> None:
+    """Register ``hook(game_id)`` to run after each committed change to a game (the worker
+    schedules deadlines and delivers mail from it). Hooks must not raise."""
+    app.extensions.setdefault("imtheboss.after_commit", []).append(hook)
+
+
+def _after_commit(game_id: str) -> None:
+    for hook in current_app.extensions.get("imtheboss.after_commit", []):
+        try:
+            hook(game_id)
+        except Exception:  # a lost hook is recovered by the worker's sweep
+            current_app.logger.exception("after-commit hook failed for game %s", game_id)
+
+
+# -- seats and admin -------------------------------------------------------------------------
+
+
+def seat_by_token(game_id: str, token: str) -> Seat:
+    """The seat whose secret link token is ``token`` in game ``game_id``. Raises
+    ``ServiceError`` 404 (unknown game) or 403 (a wrong token, or one of another game)."""
+    get_game(game_id)
+    if not isinstance(token, str) or not 10 <= len(token) <= 100:
+        raise ServiceError(403, "bad_token", "this link is not valid for this game")
+    seat = db.session.execute(
+        select(Seat).where(Seat.token_hash == hash_token(token))
+    ).scalar_one_or_none()
+    if seat is None or seat.game_id != game_id:
+        raise ServiceError(403, "bad_token", "this link is not valid for this game")
+    return seat
+
+
+def is_admin_token(game_id: str, token: str) -> bool:
+    """True when ``token`` is the admin link token of ``game_id`` (constant-time compare)."""
+    game = get_game(game_id)
+    return isinstance(token, str) and secrets.compare_digest(
+        game.admin_token_hash, hash_token(token)
+    )
+
+
+def seats_of(game_id: str) -> list[Seat]:
+    """The game's seats in seat order."""
+    return list(
+        db.session.execute(
+            select(Seat).where(Seat.game_id == game_id).order_by(Seat.seat_index)
+        ).scalars()
+    )
+
+
+def set_status(game_id: str, status: str) -> None:
+    """Pause or resume a game (admin). Raises ``ServiceError`` 409 for a game that is over."""
+    game = get_game(game_id, lock=True)
+    if game.status == "over":
+        db.session.rollback()
+        raise ServiceError(409, "game_over", "the game is over")
+    if status not in ("active", "paused"):
+        db.session.rollback()
+        raise ServiceError(400, "bad_status", "status is active or paused")
+    game.status = status
+    db.session.commit()
+    _after_commit(game_id)
+
+
+def mark_seen(game_id: str, seat: int, seq: int) -> None:
+    """Remember that ``seat`` has looked at the game up to ``seq`` (batched mail skips what was
+    seen)."""
+    db.session.execute(
+        update(Seat)
+        .where(Seat.game_id == game_id, Seat.seat_index == seat, Seat.last_seen_seq < seq)
+        .values(last_seen_seq=seq, last_seen_at=now_utc())
+    )
+    db.session.commit()
