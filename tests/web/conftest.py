@@ -1,0 +1,100 @@
+"""Web test fixtures: a PostgreSQL database of the tests' own (created for the session, dropped
+after it; one per xdist worker), an app with an injectable clock, and helpers.
+
+``IMTHEBOSS_TEST_PG`` overrides the server URL (default ``postgresql+psycopg://postgres@127.0.0.1``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from web import create_app
+from web.models import db
+
+SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
+TABLES = "notifications, deadlines, events, commands, seats, games"
+
+
+class Clock:
+    """An injectable clock: ``clock()`` is the time, ``advance(**kw)`` moves it."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kwargs: float) -> datetime:
+        self.now += timedelta(**kwargs)
+        return self.now
+
+
+def _admin_conn() -> psycopg.Connection:
+    url = SERVER.replace("postgresql+psycopg://", "postgresql://")
+    return psycopg.connect(f"{url}/postgres", autocommit=True)
+
+
+@pytest.fixture(scope="session")
+def pg_url(worker_id: str) -> Iterator[str]:
+    """A fresh database ``imtheboss_test_<worker>`` for this test session."""
+    name = f"imtheboss_test_{worker_id}".replace("-", "_")
+    try:
+        conn = _admin_conn()
+    except psycopg.OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
+        pytest.fail(f"PostgreSQL is not reachable at {SERVER}: {exc}")
+    with conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"{SERVER}/{name}"
+    with _admin_conn() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def worker_id(request: pytest.FixtureRequest) -> str:
+    """The xdist worker id (``master`` without xdist)."""
+    return getattr(request.config, "workerinput", {}).get("workerid", "master")
+
+
+@pytest.fixture(scope="session")
+def _migrated(pg_url: str) -> str:
+    create_app({"SQLALCHEMY_DATABASE_URI": pg_url, "SECRET_KEY": "test"})  # runs the migrations
+    return pg_url
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def app(_migrated: str, clock: Clock):
+    """The app on the test database, emptied before each test; CSRF on (as in production)."""
+    application = create_app(
+        {
+            "SQLALCHEMY_DATABASE_URI": _migrated,
+            "SECRET_KEY": "test-secret",
+            "CLOCK": clock,
+            "AUTO_MIGRATE": False,
+            "TESTING": True,
+            "BASE_URL": "http://testserver",
+        }
+    )
+    with application.app_context():
+        db.session.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
+        db.session.commit()
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()

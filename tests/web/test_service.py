@@ -1,0 +1,130 @@
+"""The game service on PostgreSQL (issue 3): create, submit, idempotency (A7), refusals that
+change nothing, snapshot + tail loading, deadlines and the outbox."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from engine.state import replay
+from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from web.service import (
+    SNAPSHOT_EVERY,
+    ServiceError,
+    create_game,
+    get_game,
+    load_events,
+    load_state,
+    seat_by_token,
+    submit,
+)
+
+PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
+
+
+def _count(model) -> int:
+    return db.session.execute(select(func.count()).select_from(model)).scalar_one()
+
+
+def test_create_game_stores_seats_with_hashed_tokens(app) -> None:
+    with app.app_context():
+        created = create_game("Friday", PLAYERS, {"variants": ["V4"]})
+        seats = db.session.execute(select(Seat).order_by(Seat.seat_index)).scalars().all()
+        assert [s.name for s in seats] == ["Amy", "Bill", "Carla"]
+        for seat, token in zip(seats, created.seat_tokens, strict=True):
+            assert token not in seat.token_hash and len(seat.token_hash) == 64
+            assert seat_by_token(created.game_id, token).seat_index == seat.seat_index
+        game = get_game(created.game_id)
+        assert game.last_seq == 1 and game.settings["options"]["variants"] == ["V4"]
+        kinds = sorted(n.kind for n in db.session.execute(select(Notification)).scalars())
+        assert kinds == ["invited", "invited", "invited", "place_marker"]
+
+
+def test_tokens_of_one_game_never_work_in_another(app) -> None:
+    with app.app_context():
+        one = create_game("one", PLAYERS)
+        two = create_game("two", PLAYERS)
+        with pytest.raises(ServiceError) as err:
+            seat_by_token(two.game_id, one.seat_tokens[0])
+        assert err.value.status == 403
+        with pytest.raises(ServiceError) as err:
+            seat_by_token("nosuchgame", one.seat_tokens[0])
+        assert err.value.status == 404
+
+
+def test_submit_appends_in_sequence_and_repeated_key_appends_nothing(app) -> None:
+    """A7: a repeated idempotency key returns the first result and appends nothing."""
+    with app.app_context():
+        created = create_game("t", PLAYERS)
+        first = load_state(get_game(created.game_id)).active
+        result = submit(created.game_id, first, {"do": "place_marker", "space": 2}, "key-1")
+        assert [seq for seq, _ in result.events] == [2] and not result.duplicate
+        again = submit(created.game_id, first, {"do": "place_marker", "space": 2}, "key-1")
+        assert again.duplicate and [seq for seq, _ in again.events] == [2]
+        assert again.events[0][1] == result.events[0][1]
+        assert _count(EventRecord) == 2 and _count(CommandRecord) == 1
+
+
+def test_refused_command_changes_nothing(app) -> None:
+    with app.app_context():
+        created = create_game("t", PLAYERS)
+        state = load_state(get_game(created.game_id))
+        other = (state.active + 1) % 3
+        before = (_count(EventRecord), _count(Notification), _count(CommandRecord))
+        with pytest.raises(ServiceError) as err:
+            submit(created.game_id, other, {"do": "place_marker", "space": 2}, "k")
+        assert (err.value.status, err.value.code, err.value.rule) == (409, "not_your_turn", "R2.4")
+        with pytest.raises(ServiceError) as err:
+            submit(created.game_id, state.active, {"do": "fly"}, "k2")
+        assert err.value.status == 400
+        assert (_count(EventRecord), _count(Notification), _count(CommandRecord)) == before
+
+
+def test_state_loads_from_snapshot_plus_tail(app, clock) -> None:
+    """Loading reads the snapshot and at most SNAPSHOT_EVERY events after it."""
+    with app.app_context():
+        created = create_game("t", PLAYERS)
+        gid = created.game_id
+        n = 0
+        while get_game(gid).last_seq < 3 * SNAPSHOT_EVERY:
+            state = load_state(get_game(gid))
+            if state.phase == "game_over":
+                break
+            clock.advance(days=2)
+            submit(gid, None, {"do": "timeout"}, f"t{n}")
+            n += 1
+        game = get_game(gid)
+        assert game.snapshot is not None
+        assert game.last_seq - game.snapshot_seq < SNAPSHOT_EVERY
+        assert load_state(game) == replay(load_events(gid))
+
+
+def test_deadlines_follow_the_open_windows(app, clock) -> None:
+    with app.app_context():
+        created = create_game("t", PLAYERS, {"windows": {"turn": 3600}})
+        gid = created.game_id
+        rows = db.session.execute(select(Deadline)).scalars().all()
+        assert [(r.window_id, r.kind, r.state) for r in rows] == [("w0", "turn", "open")]
+        assert rows[0].due_at == clock.now + timedelta(hours=1)  # A1: from the command's time
+        clock.advance(hours=2)
+        submit(gid, None, {"do": "timeout"}, "t1")
+        states = {r.window_id: r.state for r in db.session.execute(select(Deadline)).scalars()}
+        assert states["w0"] == "done" and list(states.values()).count("open") == 1
+
+
+def test_paused_game_refuses_commands(app) -> None:
+    from web.service import set_status
+
+    with app.app_context():
+        created = create_game("t", PLAYERS)
+        set_status(created.game_id, "paused")
+        state = load_state(get_game(created.game_id))
+        with pytest.raises(ServiceError) as err:
+            submit(created.game_id, state.active, {"do": "place_marker", "space": 1}, "k")
+        assert err.value.code == "paused"
+        set_status(created.game_id, "active")
+        submit(created.game_id, state.active, {"do": "place_marker", "space": 1}, "k")
+        assert get_game(created.game_id).status == "active"
+        assert db.session.get(Game, created.game_id).last_seq == 2
