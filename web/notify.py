@@ -49,6 +49,15 @@ def _row(
     }
 
 
+def invitation(
+    game_id: str, seat: int, name: str, link: str, key: str, at: datetime, seq: int
+) -> dict:
+    """The invitation row for ``seat``: its body holds the seat's secret link (mailed to that
+    seat only)."""
+    text = f"You are invited to play I'm the Boss! as {name}"
+    return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
+
+
 def notifications_for(
     game_id: str,
     before: GameState | None,
@@ -56,9 +65,11 @@ def notifications_for(
     state: GameState,
     first_seq: int,
     at: datetime,
+    links: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Outbox rows (``Notification`` column values) for ``events`` appended at ``first_seq``;
-    ``before`` is ``None`` when the game was just created (invitations)."""
+    ``before`` is ``None`` when the game was just created: then each seat is invited with its
+    secret link from ``links`` (the row is that seat's own)."""
     rows: list[dict[str, Any]] = []
     players = state.players
     last_seq = first_seq + len(events) - 1

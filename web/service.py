@@ -28,7 +28,7 @@ from engine.options import Options, OptionsError
 from engine.setup import SetupError, new_game
 from engine.state import GameState, apply_in_place, replay, state_from_json, state_to_json
 from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from web.notify import notifications_for
+from web.notify import invitation, notifications_for
 
 SNAPSHOT_EVERY = 32  # events: loading reads at most this many past the snapshot
 ENGINE_VERSION = 1
@@ -135,7 +135,9 @@ def create_game(
         )
     db.session.flush()
     state = replay(events)
-    _append(game, None, events, state, None, now)
+    base = current_app.config["BASE_URL"].rstrip("/")
+    links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
+    _append(game, None, events, state, None, now, links)
     db.session.commit()
     _after_commit(game_id)
     return CreatedGame(game_id, seat_tokens, admin_token)
@@ -289,6 +291,7 @@ def _append(
     state: GameState,
     before: GameState | None,
     at: datetime,
+    links: list[str] | None = None,
 ) -> list[int]:
     """Append events, move the snapshot, sync deadlines, write the outbox. Returns the seats
     notified."""
@@ -314,7 +317,7 @@ def _append(
         game.snapshot = state_to_json(state)
         game.snapshot_seq = seq
     _sync_deadlines(game.id, state)
-    rows = notifications_for(game.id, before, events, state, seq - len(events) + 1, at)
+    rows = notifications_for(game.id, before, events, state, seq - len(events) + 1, at, links)
     for row in rows:
         db.session.add(Notification(**row))
     return sorted({r["seat_index"] for r in rows})
@@ -420,4 +423,43 @@ def mark_seen(game_id: str, seat: int, seq: int) -> None:
         .where(Seat.game_id == game_id, Seat.seat_index == seat, Seat.last_seen_seq < seq)
         .values(last_seen_seq=seq, last_seen_at=now_utc())
     )
+    db.session.commit()
+
+
+def resend_invitation(game_id: str, seat_index: int) -> str:
+    """Admin: give the seat a new secret link (the old one stops working) and queue a new
+    invitation to its email. Returns the new link. Raises ``ServiceError`` 404."""
+    game = get_game(game_id, lock=True)
+    seat = db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
+    ).scalar_one_or_none()
+    if seat is None:
+        db.session.rollback()
+        raise ServiceError(404, "no_seat", "there is no such seat")
+    token = new_token()
+    seat.token_hash = hash_token(token)
+    link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
+    now = now_utc()
+    db.session.add(
+        Notification(
+            **invitation(game_id, seat_index, seat.name, link, now.isoformat(), now, game.last_seq)
+        )
+    )
+    db.session.commit()
+    _after_commit(game_id)
+    return link
+
+
+def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
+    """Admin: fix a seat's email address. Raises ``ServiceError`` 400/404."""
+    email = (email or "").strip()
+    if "@" not in email or len(email) > 254 or any(c.isspace() for c in email):
+        raise ServiceError(400, "bad_email", "that is not an email address")
+    get_game(game_id)
+    seat = db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
+    ).scalar_one_or_none()
+    if seat is None:
+        raise ServiceError(404, "no_seat", "there is no such seat")
+    seat.email = email
     db.session.commit()
