@@ -340,7 +340,7 @@ def _draw(ctx: _Ctx) -> None:
     _do_draw(ctx, ctx.by, ctx.by)
 
 
-def _do_draw(ctx: _Ctx, seat: int, by: int | None) -> None:
+def _do_draw(ctx: _Ctx, seat: int, by: int | None, auto_discard: bool = False) -> None:
     """R3.1 draw, R6.7 reshuffle, then R6.6 hand limit, then R3.2 the turn passes."""
     s = ctx.s
     need = _draw_count(s, seat)
@@ -364,6 +364,9 @@ def _do_draw(ctx: _Ctx, seat: int, by: int | None) -> None:
             cards = []
     if cards:
         ctx.emit("cards_drawn", {"seat": seat, "cards": cards}, by)
+    if auto_discard and len(s.hands[seat]) > s.hand_limit():  # A5: the newest cards go
+        newest = s.hands[seat][s.hand_limit() :]
+        ctx.emit("cards_discarded", {"seat": seat, "cards": newest}, None)
     _end_turn(ctx, s.left_of(seat), True, by)
 
 
@@ -811,6 +814,9 @@ def _close(ctx: _Ctx) -> None:
     _boss(ctx, "R6.1")
     if lineup(s) is None:
         raise RuleError("requirements_not_met", "still missing: " + ", ".join(missing(s)), "R6.1")
+    if s.deal.expired or ctx.at >= s.deal.window.deadline:  # A4: no card may answer a last call
+        _close_deal(ctx, ctx.by)
+        return
     ctx.emit(
         "close_called",
         {"boss": ctx.by, "window": f"w{s.window_seq}", "deadline": ctx.deadline("last_call")},
@@ -1031,11 +1037,7 @@ def _expire(ctx: _Ctx, w: Window) -> None:
             _do_open_deal(ctx, seat, None)
             _fail_deal(ctx, None, "turn_deadline")
         else:
-            _do_draw(ctx, seat, None)
-            if s.phase == "discard" and seat in s.discard_owed:  # A5: the newest cards go
-                count = s.discard_owed[seat]
-                ctx.emit("cards_discarded", {"seat": seat, "cards": s.hands[seat][-count:]}, None)
-                _discard_done(ctx, None)
+            _do_draw(ctx, seat, None, auto_discard=True)
 
 
 def _chat(ctx: _Ctx) -> None:
