@@ -75,9 +75,12 @@ def _begin(conn: Any) -> None:
 
 
 def select_locale() -> str:
-    """The language: ``?lang=``, then the session, then the browser's Accept-Language."""
-    from flask import session
+    """The language: ``?lang=``, then the session, then the browser's Accept-Language; outside a
+    request (mail rendered by the worker), ``g.locale`` or English."""
+    from flask import g, has_request_context, session
 
+    if not has_request_context():
+        return g.get("locale") or "en"
     lang = request.args.get("lang")
     if lang in LANGUAGES:
         session["lang"] = lang
@@ -127,16 +130,20 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
+    from web.queue import init_queue
+
+    init_queue(app)
     if app.config["AUTO_MIGRATE"]:
         with app.app_context():
             upgrade(directory=str(Path(__file__).parent / "migrations"))
+            db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
     return app
 
 
 def _register_blueprints(app: Flask) -> None:
     import importlib
 
-    for name in ("web.pages", "web.api"):
+    for name in ("web.pages", "web.api", "web.links"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

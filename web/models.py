@@ -7,7 +7,8 @@ included: it never leaves the server).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import (
@@ -20,6 +21,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -34,6 +36,27 @@ db = SQLAlchemy(model_class=Base)
 BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
 
 
+class UTCDateTime(TypeDecorator):
+    """A timezone-aware UTC datetime on every database (SQLite returns naive values: they are
+    stored in UTC and read back as UTC). Refuses naive datetimes on write."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: times are timezone-aware UTC")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 class Game(db.Model):
     """One game: settings, status (``active``, ``paused``, ``over``), the last event's sequence
     number, and an optional engine-state snapshot."""
@@ -41,7 +64,7 @@ class Game(db.Model):
     __tablename__ = "games"
     id: Mapped[str] = mapped_column(String(24), primary_key=True)
     title: Mapped[str] = mapped_column(String(120))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     status: Mapped[str] = mapped_column(String(16), default="active")
     settings: Mapped[dict] = mapped_column(JSON)
     engine_version: Mapped[int] = mapped_column(Integer, default=1)
@@ -63,12 +86,12 @@ class Seat(db.Model):
     name: Mapped[str] = mapped_column(String(40))
     email: Mapped[str] = mapped_column(String(254))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    joined_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    joined_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     notify: Mapped[str] = mapped_column(String(16), default="every")  # every | must_act | digest
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     locale: Mapped[str] = mapped_column(String(16), default="")
     last_seen_seq: Mapped[int] = mapped_column(Integer, default=0)
-    last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class EventRecord(db.Model):
@@ -82,7 +105,7 @@ class EventRecord(db.Model):
     type: Mapped[str] = mapped_column(String(32))
     body: Mapped[dict] = mapped_column(JSON)
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
 
 
@@ -99,7 +122,7 @@ class CommandRecord(db.Model):
     body: Mapped[dict] = mapped_column(JSON)
     first_seq: Mapped[int] = mapped_column(Integer)
     last_seq: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Deadline(db.Model):
@@ -115,9 +138,11 @@ class Deadline(db.Model):
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     window_id: Mapped[str] = mapped_column(String(16))
     kind: Mapped[str] = mapped_column(String(16))
-    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime)
     state: Mapped[str] = mapped_column(String(8), default="open")
-    scheduled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    reminded: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Notification(db.Model):
@@ -135,10 +160,22 @@ class Notification(db.Model):
     dedupe_key: Mapped[str] = mapped_column(String(160), unique=True)
     urgent: Mapped[bool] = mapped_column(Boolean, default=False)
     seq: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     email_state: Mapped[str] = mapped_column(
         String(12), default="pending"
     )  # pending|sent|skipped|failed
-    emailed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class OutboxMail(db.Model):
+    """Mail kept locally instead of sent (no ``SMTP_HOST``: the embedded default); the operator
+    reads it at ``/operator/mail``. Holds seat links: shown only to the operator."""
+
+    __tablename__ = "mail_outbox"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    to: Mapped[str] = mapped_column(String(254))
+    subject: Mapped[str] = mapped_column(String(300))
+    message: Mapped[str] = mapped_column(Text)  # the whole RFC 5322 message
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

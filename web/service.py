@@ -343,7 +343,11 @@ def _sync_deadlines(game_id: str, state: GameState) -> None:
             if exists is None:
                 db.session.add(
                     Deadline(
-                        game_id=game_id, window_id=wid, kind=window.kind, due_at=window.deadline
+                        game_id=game_id,
+                        window_id=wid,
+                        kind=window.kind,
+                        due_at=window.deadline,
+                        opened_at=now_utc(),
                     )
                 )
 

@@ -42,8 +42,9 @@ def _admin_conn() -> psycopg.Connection:
 
 @pytest.fixture(scope="session")
 def pg_url(worker_id: str) -> Iterator[str]:
-    """A fresh database ``imtheboss_test_<worker>`` for this test session."""
-    name = f"imtheboss_test_{worker_id}".replace("-", "_")
+    """A fresh database ``imtheboss_test_<worker>_<pid>`` for this test session (the pid: test
+    sessions running at once on one server must not drop each other's database)."""
+    name = f"imtheboss_test_{worker_id}_{os.getpid()}".replace("-", "_")
     try:
         conn = _admin_conn()
     except psycopg.OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
@@ -84,6 +85,7 @@ def app(_migrated: str, clock: Clock):
             "AUTO_MIGRATE": False,
             "TESTING": True,
             "BASE_URL": "http://testserver",
+            "TASKS": False,  # the worker's own tests (tests/worker) run a real worker
         }
     )
     with application.app_context():

@@ -1,0 +1,69 @@
+"""Sending work to the worker by task name (DESIGN.md: web never imports worker).
+
+The broker is Redis when ``REDIS_URL`` is set, else the embedded default: kombu's filesystem
+transport in ``instance/broker`` (no server, works across the processes ``./dev serve``
+starts). ``broker_settings()`` is shared with the worker so both sides agree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+from flask import Flask
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def broker_settings() -> dict[str, Any]:
+    """Celery settings for the broker: Redis from ``REDIS_URL``, else the filesystem broker."""
+    url = os.environ.get("REDIS_URL", "")
+    if url:
+        return {
+            "broker_url": url,
+            # ETA tasks are only ever minutes ahead (the sweep schedules the rest), so an unacked
+            # task is redelivered well after it was due, not days later.
+            "broker_transport_options": {"visibility_timeout": 3600},
+        }
+    folder = Path(os.environ.get("IMTHEBOSS_BROKER_DIR", ROOT / "instance" / "broker"))
+    for sub in ("queue", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "broker_url": "filesystem://",
+        "broker_transport_options": {
+            "data_folder_in": str(folder / "queue"),
+            "data_folder_out": str(folder / "queue"),
+            "processed_folder": str(folder / "processed"),
+            "store_processed": False,
+        },
+    }
+
+
+_client: Celery | None = None
+
+
+def client() -> Celery:
+    """A Celery client that only sends (created once per process)."""
+    global _client
+    if _client is None:
+        _client = Celery("imtheboss-web", set_as_current=False)
+        _client.conf.update(
+            broker_settings(), task_ignore_result=True, broker_connection_retry=False
+        )
+    return _client
+
+
+def send(name: str, *args: Any, **options: Any) -> None:
+    """Queue task ``name`` (e.g. ``worker.tasks.game_changed``) with ``args``."""
+    client().send_task(name, args=args, **options)
+
+
+def init_queue(app: Flask) -> None:
+    """After each committed change to a game, tell the worker (``TASKS`` config, default on).
+    A lost message is recovered by the worker's periodic sweep."""
+    from web.service import on_commit
+
+    if app.config.get("TASKS", True):
+        on_commit(app, lambda game_id: send("worker.tasks.game_changed", game_id))

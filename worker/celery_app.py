@@ -1,0 +1,62 @@
+"""The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
+
+Start a worker with ``celery -A worker.celery_app worker`` and beat with
+``celery -A worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve`` starts both
+on the embedded broker. Settings: ``REDIS_URL`` (broker), ``SWEEP_SECONDS`` (beat sweep period,
+default 5), ``BATCH_DELAY_SECONDS`` (how long news waits before it is mailed, default 180).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery, Task
+from flask import Flask
+
+from web.queue import broker_settings
+
+_flask_app: Flask | None = None
+
+
+def flask_app() -> Flask:
+    """The Flask app of this worker process (created once; it does not run migrations: the
+    web process does)."""
+    global _flask_app
+    if _flask_app is None:
+        from web import create_app
+
+        _flask_app = create_app({"AUTO_MIGRATE": False, "TASKS": False})
+    return _flask_app
+
+
+class FlaskTask(Task):
+    """A task that runs in the Flask app context."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with flask_app().app_context():
+            return self.run(*args, **kwargs)
+
+
+def make_celery() -> Celery:
+    """The worker's Celery app: the shared broker settings, late acks (a killed worker's task
+    is redelivered), the beat sweep."""
+    app = Celery("imtheboss", task_cls=FlaskTask, include=["worker.tasks"])
+    sweep = float(os.environ.get("SWEEP_SECONDS", "5"))
+    app.conf.update(
+        broker_settings(),
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=4,
+        broker_connection_retry_on_startup=True,
+        timezone="UTC",
+        enable_utc=True,
+        beat_schedule={"sweep": {"task": "worker.tasks.sweep", "schedule": sweep}},
+        beat_schedule_filename=os.environ.get("BEAT_SCHEDULE_FILE", "instance/celerybeat-schedule"),
+    )
+    return app
+
+
+celery = make_celery()
+app = celery

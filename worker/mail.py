@@ -1,0 +1,111 @@
+"""Composing and sending email (issue 4): plain-text and HTML parts, a subject that says what
+is needed and by when (in the player's time zone), the link to the exact decision, ``Date``,
+``Message-ID``, ``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``.
+
+Sending uses smtplib with ``SMTP_HOST``, ``SMTP_PORT`` (25), ``SMTP_USER``, ``SMTP_PASSWORD``,
+``SMTP_STARTTLS`` (``1``) and ``MAIL_FROM``; without ``SMTP_HOST`` mail goes to the local
+outbox table that the operator reads at ``/operator/mail``.
+"""
+
+from __future__ import annotations
+
+import os
+import smtplib
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from zoneinfo import ZoneInfo
+
+from flask import current_app, g, render_template
+
+from web.links import seat_link, unsubscribe_link
+from web.models import Game, Notification, OutboxMail, Seat, db
+from web.service import now_utc
+
+SUBJECTS = {
+    "invited": "you are invited",
+    "your_turn": "your turn",
+    "place_marker": "place the marker to start",
+    "discard": "discard down to your hand limit",
+    "stop": "a card waits for your answer",
+    "last_call": "last call before the deal closes",
+    "offer": "terms for you",
+    "reminder": "reminder: your answer is due",
+    "deal_opened": "a deal was opened",
+    "agreement": "an agreement was made",
+    "boss_changed": "the boss changed",
+    "deal_closed": "a deal closed",
+    "deal_failed": "a deal failed",
+    "game_over": "the game is over",
+}
+
+
+def local_time(at: datetime, zone: str) -> str:
+    """``at`` in the seat's zone, e.g. ``Tue 3 Mar 14:00 CET``."""
+    try:
+        tz = ZoneInfo(zone)
+    except Exception:
+        tz = ZoneInfo("UTC")
+    local = at.astimezone(tz)
+    return local.strftime("%a %-d %b %H:%M ") + (local.tzname() or "")
+
+
+def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
+    """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news)."""
+    base = current_app.config["BASE_URL"].rstrip("/")
+    first = rows[0]
+    until = None
+    if len(rows) == 1 and first.body.get("until"):
+        until = local_time(datetime.fromisoformat(first.body["until"]), seat.timezone)
+    if len(rows) == 1:
+        what = SUBJECTS.get(first.kind, first.kind)
+    else:
+        what = f"{len(rows)} things happened"
+    subject = f"[I'm the Boss!] {game.title}: {what}" + (f" — by {until}" if until else "")
+    if first.kind == "invited" and first.body.get("link"):
+        link = first.body["link"]
+    else:
+        target = f"#window-{first.body['window']}" if first.body.get("window") else ""
+        link = seat_link(game.id, seat, target)
+    unsubscribe = unsubscribe_link(game.id, seat)
+    context = {
+        "game": game,
+        "seat": seat,
+        "rows": rows,
+        "link": link,
+        "until": until,
+        "unsubscribe": unsubscribe,
+        "base": base,
+    }
+    msg = EmailMessage()
+    msg["Subject"] = subject
+    msg["From"] = os.environ.get("MAIL_FROM", "I'm the Boss! <boss@localhost>")
+    msg["To"] = seat.email
+    msg["Date"] = format_datetime(now_utc())
+    msg["Message-ID"] = make_msgid(domain=os.environ.get("MAIL_DOMAIN", "imtheboss.local"))
+    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    g.locale = seat.locale if seat.locale in ("en", "zh_Hans", "zh_Hant") else "en"
+    msg.set_content(render_template("email/notification.txt", **context))
+    msg.add_alternative(render_template("email/notification.html", **context), subtype="html")
+    return msg
+
+
+def send(msg: EmailMessage) -> None:
+    """Send over SMTP, or keep in the local outbox when no ``SMTP_HOST`` is set. Raises
+    ``OSError``/``smtplib.SMTPException`` when the server cannot take it (the task retries)."""
+    host = os.environ.get("SMTP_HOST", "")
+    if not host:
+        db.session.add(
+            OutboxMail(
+                to=msg["To"], subject=msg["Subject"], message=msg.as_string(), created_at=now_utc()
+            )
+        )
+        return
+    port = int(os.environ.get("SMTP_PORT", "25"))
+    with smtplib.SMTP(host, port, timeout=20) as smtp:
+        if os.environ.get("SMTP_STARTTLS", "0") == "1":
+            smtp.starttls()
+        if os.environ.get("SMTP_USER"):
+            smtp.login(os.environ["SMTP_USER"], os.environ.get("SMTP_PASSWORD", ""))
+        smtp.send_message(msg)

@@ -1,0 +1,312 @@
+"""Worker tasks (issue 4): deadlines (A4-A6) and notification delivery.
+
+- ``game_changed(game_id)``: after each commit; schedules deadlines coming due soon and sends
+  what needs an answer at once; news waits ``BATCH_DELAY`` and goes out as one email.
+- ``fire_deadline(game_id, window_id)``: re-checks that the window is still open and due, then
+  submits ``timeout`` through the service (which locks the game row). Its idempotency key is
+  the window id, so a task delivered twice appends one event.
+- ``sweep()`` (beat, every few seconds): the database is the source of truth. It schedules
+  deadlines due within ``HORIZON`` (long ones are never parked in Redis), re-fires due ones the
+  queue lost, writes reminders at 80% of a window, re-queues mail that was never sent, and
+  sends daily digests.
+- ``deliver(notification_id)`` / ``send_batch(game_id, seat)``: one email per row, even when a
+  task runs twice (the row is locked and marked); failures retry with backoff.
+"""
+
+from __future__ import annotations
+
+import os
+import smtplib
+from datetime import timedelta
+
+from celery import shared_task
+from sqlalchemy import select
+
+from engine.views import awaiting
+from web.models import Deadline, Game, Notification, Seat, db
+from web.service import ServiceError, get_game, load_state, now_utc, submit
+from worker.mail import compose, send
+
+HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
+STALE = timedelta(seconds=30)  # a scheduled deadline still open this long after due: re-fire
+BATCH_DELAY = timedelta(seconds=float(os.environ.get("BATCH_DELAY_SECONDS", "180")))
+RETRY_MAX = int(os.environ.get("MAIL_RETRY_MAX_SECONDS", "300"))
+MAIL_ERRORS = (OSError, smtplib.SMTPException)
+
+
+def _eta(due):
+    now = now_utc()
+    return due if due > now else now
+
+
+@shared_task(name="worker.tasks.game_changed")
+def game_changed(game_id: str) -> None:
+    """Schedule the game's deadlines due soon; mail what needs an answer; batch the news."""
+    now = now_utc()
+    rows = db.session.execute(
+        select(Deadline).where(
+            Deadline.game_id == game_id, Deadline.state == "open", Deadline.due_at <= now + HORIZON
+        )
+    ).scalars()
+    for row in rows:
+        fire_deadline.apply_async((game_id, row.window_id), eta=_eta(row.due_at))
+        row.scheduled_at = now
+    db.session.commit()
+    _queue_mail(game_id)
+
+
+def _queue_mail(game_id: str) -> None:
+    rows = db.session.execute(
+        select(Notification.id, Notification.urgent, Notification.seat_index).where(
+            Notification.game_id == game_id, Notification.email_state == "pending"
+        )
+    ).all()
+    batched = set()
+    for row_id, urgent, seat in rows:
+        if urgent:
+            deliver.delay(row_id)
+        elif seat not in batched:
+            batched.add(seat)
+            send_batch.apply_async((game_id, seat), countdown=BATCH_DELAY.total_seconds())
+
+
+@shared_task(name="worker.tasks.fire_deadline")
+def fire_deadline(game_id: str, window_id: str) -> str:
+    """Submit ``timeout`` for ``window_id`` if it is still open and due. Returns what it did."""
+    row = db.session.execute(
+        select(Deadline).where(Deadline.game_id == game_id, Deadline.window_id == window_id)
+    ).scalar_one_or_none()
+    if row is None or row.state != "open":
+        db.session.rollback()
+        return "ended"
+    now = now_utc()
+    if now < row.due_at:  # delivered early (clock skew): try again when due
+        db.session.rollback()
+        fire_deadline.apply_async((game_id, window_id), eta=row.due_at)
+        return "early"
+    db.session.rollback()
+    try:
+        result = submit(game_id, None, {"do": "timeout"}, f"timeout:{window_id}", now)
+    except ServiceError as exc:
+        if exc.code in ("not_due", "game_over"):
+            return exc.code
+        if exc.code == "paused":
+            return "paused"
+        raise
+    return "duplicate" if result.duplicate else "fired"
+
+
+@shared_task(name="worker.tasks.sweep")
+def sweep() -> dict[str, int]:
+    """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
+    now = now_utc()
+    counts = {"scheduled": 0, "reminders": 0, "mail": 0}
+    due = db.session.execute(
+        select(Deadline)
+        .where(Deadline.state == "open", Deadline.due_at <= now + HORIZON)
+        .where((Deadline.scheduled_at.is_(None)) | (Deadline.scheduled_at < now - STALE))
+        .order_by(Deadline.due_at)
+        .limit(500)
+        .with_for_update(skip_locked=True)
+    ).scalars()
+    for row in due:
+        if row.scheduled_at is not None and row.due_at > now - STALE:
+            continue  # scheduled, not yet overdue by STALE
+        fire_deadline.apply_async((row.game_id, row.window_id), eta=_eta(row.due_at))
+        row.scheduled_at = now
+        counts["scheduled"] += 1
+    db.session.commit()
+    counts["reminders"] = _reminders(now)
+    counts["mail"] = _requeue_mail(now)
+    return counts
+
+
+def _reminders(now) -> int:
+    """A reminder to every seat still owing an answer when 80% of a window has run."""
+    rows = (
+        db.session.execute(
+            select(Deadline).where(
+                Deadline.state == "open",
+                Deadline.reminded.is_(False),
+                Deadline.opened_at.is_not(None),
+            )
+        )
+        .scalars()
+        .all()
+    )
+    made = 0
+    for row in rows:
+        if now < row.opened_at + (row.due_at - row.opened_at) * 0.8:
+            continue
+        row.reminded = True
+        game = db.session.get(Game, row.game_id)
+        if game is None or game.status != "active":
+            continue
+        state = load_state(game)
+        for entry in awaiting(state):
+            if entry["window"] != row.window_id:
+                continue
+            key = f"{row.game_id}:{entry['seat']}:reminder:{row.window_id}"
+            if db.session.execute(
+                select(Notification.id).where(Notification.dedupe_key == key)
+            ).first():
+                continue
+            db.session.add(
+                Notification(
+                    game_id=row.game_id,
+                    seat_index=entry["seat"],
+                    kind="reminder",
+                    body={"window": row.window_id, "until": row.due_at.isoformat()},
+                    text="Reminder: your answer is due soon",
+                    dedupe_key=key,
+                    urgent=True,
+                    seq=game.last_seq,
+                    created_at=now,
+                )
+            )
+            made += 1
+    db.session.commit()
+    if made:
+        for game_id in {r.game_id for r in rows if r.reminded}:
+            _queue_mail(game_id)
+    return made
+
+
+def _requeue_mail(now) -> int:
+    """Mail the queue lost: urgent rows pending for a minute; news past its batch delay;
+    daily digests."""
+    rows = db.session.execute(
+        select(
+            Notification.id,
+            Notification.game_id,
+            Notification.seat_index,
+            Notification.urgent,
+            Notification.created_at,
+        )
+        .where(Notification.email_state == "pending")
+        .order_by(Notification.id)
+        .limit(1000)
+    ).all()
+    seen = set()
+    count = 0
+    for row_id, game_id, seat, urgent, created in rows:
+        if urgent and created < now - timedelta(seconds=60):
+            deliver.delay(row_id)
+            count += 1
+        elif (
+            not urgent
+            and created < now - BATCH_DELAY - timedelta(seconds=60)
+            and (game_id, seat) not in seen
+        ):
+            seen.add((game_id, seat))
+            send_batch.delay(game_id, seat)
+            count += 1
+    return count
+
+
+def _seat(game_id: str, seat_index: int) -> Seat | None:
+    return db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
+    ).scalar_one_or_none()
+
+
+def _wants(seat: Seat, row: Notification) -> bool:
+    """Preferences: ``every``; ``must_act`` (only what needs an answer, and invitations and the
+    end); ``digest`` (answers at once, news once a day); ``off`` (web inbox only)."""
+    if seat.notify == "off":
+        return False
+    if row.kind in ("invited", "game_over") or row.urgent:
+        return True
+    return seat.notify in ("every", "digest")
+
+
+@shared_task(
+    name="worker.tasks.deliver",
+    bind=True,
+    autoretry_for=MAIL_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=RETRY_MAX,
+    max_retries=None,
+)
+def deliver(self, notification_id: int) -> str:
+    """Mail one notification row, once. The row is locked while sending, so a second run of the
+    same task waits and then finds it sent."""
+    row = db.session.execute(
+        select(Notification).where(Notification.id == notification_id).with_for_update()
+    ).scalar_one_or_none()
+    if row is None or row.email_state != "pending":
+        db.session.rollback()
+        return "done"
+    seat = _seat(row.game_id, row.seat_index)
+    game = get_game(row.game_id)
+    if seat is None or not _wants(seat, row):
+        row.email_state = "skipped"
+        db.session.commit()
+        return "skipped"
+    row.attempts += 1
+    try:
+        send(compose(game, seat, [row]))
+    except MAIL_ERRORS:
+        db.session.rollback()
+        raise
+    row.email_state = "sent"
+    row.emailed_at = now_utc()
+    if row.kind == "invited":
+        row.body = {k: v for k, v in row.body.items() if k != "link"}  # the secret leaves the DB
+    db.session.commit()
+    return "sent"
+
+
+@shared_task(
+    name="worker.tasks.send_batch",
+    bind=True,
+    autoretry_for=MAIL_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=RETRY_MAX,
+    max_retries=None,
+)
+def send_batch(self, game_id: str, seat_index: int) -> str:
+    """One email with the news since the seat last looked; none if it has looked since."""
+    seat = db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index).with_for_update()
+    ).scalar_one_or_none()
+    if seat is None:
+        db.session.rollback()
+        return "no seat"
+    rows = (
+        db.session.execute(
+            select(Notification)
+            .where(
+                Notification.game_id == game_id,
+                Notification.seat_index == seat_index,
+                Notification.email_state == "pending",
+                Notification.urgent.is_(False),
+            )
+            .order_by(Notification.id)
+            .with_for_update()
+        )
+        .scalars()
+        .all()
+    )
+    if not rows:
+        db.session.rollback()
+        return "nothing"
+    now = now_utc()
+    if seat.notify == "digest" and rows[0].created_at > now - timedelta(days=1):
+        db.session.rollback()
+        return "digest later"
+    keep = [r for r in rows if _wants(seat, r) and r.seq > seat.last_seen_seq]
+    for r in rows:
+        if r not in keep:
+            r.email_state = "skipped"
+    if keep:
+        try:
+            send(compose(get_game(game_id), seat, keep))
+        except MAIL_ERRORS:
+            db.session.rollback()
+            raise
+        for r in keep:
+            r.email_state = "sent"
+            r.emailed_at = now
+    db.session.commit()
+    return f"sent {len(keep)}" if keep else "seen"
