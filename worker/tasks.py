@@ -20,6 +20,7 @@ import smtplib
 from datetime import timedelta
 
 from celery import shared_task
+from flask import current_app
 from sqlalchemy import select
 
 from engine.views import awaiting
@@ -172,35 +173,46 @@ def _reminders(now) -> int:
     return made
 
 
+def backoff(attempts: int) -> timedelta:
+    """Wait before retrying mail after ``attempts`` failures: 2, 4, 8 ... s, capped at
+    ``MAIL_RETRY_MAX_SECONDS``."""
+    return timedelta(seconds=min(2**attempts, RETRY_MAX))
+
+
 def _requeue_mail(now) -> int:
-    """Mail the queue lost: urgent rows pending for a minute; news past its batch delay;
-    daily digests."""
+    """Mail that is due and not on its way: urgent rows pending for a minute (the queue lost
+    them) or whose backoff after a failure has run; news past its batch delay (a day for
+    digests). The database drives retries, so an SMTP outage never piles up tasks."""
     rows = db.session.execute(
-        select(
-            Notification.id,
-            Notification.game_id,
-            Notification.seat_index,
-            Notification.urgent,
-            Notification.created_at,
+        select(Notification, Seat.notify)
+        .join(
+            Seat,
+            (Seat.game_id == Notification.game_id) & (Seat.seat_index == Notification.seat_index),
         )
         .where(Notification.email_state == "pending")
         .order_by(Notification.id)
-        .limit(1000)
+        .limit(2000)
     ).all()
-    seen = set()
+    batches = set()
     count = 0
-    for row_id, game_id, seat, urgent, created in rows:
-        if urgent and created < now - timedelta(seconds=60):
-            deliver.delay(row_id)
+    for row, notify in rows:
+        if row.attempts:
+            due = row.emailed_at is None or row.emailed_at + backoff(row.attempts) <= now
+        elif row.urgent:
+            due = row.created_at < now - timedelta(seconds=60)
+        else:
+            wait = timedelta(days=1) if notify == "digest" else BATCH_DELAY + timedelta(seconds=60)
+            due = row.created_at < now - wait
+        if not due:
+            continue
+        if row.urgent:
+            deliver.delay(row.id)
             count += 1
-        elif (
-            not urgent
-            and created < now - BATCH_DELAY - timedelta(seconds=60)
-            and (game_id, seat) not in seen
-        ):
-            seen.add((game_id, seat))
-            send_batch.delay(game_id, seat)
+        elif (row.game_id, row.seat_index) not in batches:
+            batches.add((row.game_id, row.seat_index))
+            send_batch.delay(row.game_id, row.seat_index)
             count += 1
+    db.session.rollback()
     return count
 
 
@@ -220,17 +232,11 @@ def _wants(seat: Seat, row: Notification) -> bool:
     return seat.notify in ("every", "digest")
 
 
-@shared_task(
-    name="worker.tasks.deliver",
-    bind=True,
-    autoretry_for=MAIL_ERRORS,
-    retry_backoff=2,
-    retry_backoff_max=RETRY_MAX,
-    max_retries=None,
-)
-def deliver(self, notification_id: int) -> str:
+@shared_task(name="worker.tasks.deliver")
+def deliver(notification_id: int) -> str:
     """Mail one notification row, once. The row is locked while sending, so a second run of the
-    same task waits and then finds it sent."""
+    same task waits and then finds it sent. A failure is recorded on the row (``attempts``,
+    ``emailed_at`` = last try) and the sweep retries it after ``backoff``."""
     row = db.session.execute(
         select(Notification).where(Notification.id == notification_id).with_for_update()
     ).scalar_one_or_none()
@@ -244,11 +250,15 @@ def deliver(self, notification_id: int) -> str:
         db.session.commit()
         return "skipped"
     row.attempts += 1
+    row.emailed_at = now_utc()
     try:
         send(compose(game, seat, [row]))
-    except MAIL_ERRORS:
-        db.session.rollback()
-        raise
+    except MAIL_ERRORS as exc:
+        db.session.commit()  # keep the attempt: the sweep retries after the backoff
+        current_app.logger.warning(
+            "mail to seat %s of %s failed: %s", row.seat_index, row.game_id, exc
+        )
+        return "failed"
     row.email_state = "sent"
     row.emailed_at = now_utc()
     if row.kind == "invited":
@@ -257,15 +267,8 @@ def deliver(self, notification_id: int) -> str:
     return "sent"
 
 
-@shared_task(
-    name="worker.tasks.send_batch",
-    bind=True,
-    autoretry_for=MAIL_ERRORS,
-    retry_backoff=2,
-    retry_backoff_max=RETRY_MAX,
-    max_retries=None,
-)
-def send_batch(self, game_id: str, seat_index: int) -> str:
+@shared_task(name="worker.tasks.send_batch")
+def send_batch(game_id: str, seat_index: int) -> str:
     """One email with the news since the seat last looked; none if it has looked since."""
     seat = db.session.execute(
         select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index).with_for_update()
@@ -300,11 +303,15 @@ def send_batch(self, game_id: str, seat_index: int) -> str:
         if r not in keep:
             r.email_state = "skipped"
     if keep:
+        for r in keep:
+            r.attempts += 1
+            r.emailed_at = now
         try:
             send(compose(get_game(game_id), seat, keep))
-        except MAIL_ERRORS:
-            db.session.rollback()
-            raise
+        except MAIL_ERRORS as exc:
+            db.session.commit()  # keep the attempts: the sweep retries after the backoff
+            current_app.logger.warning("mail to seat %s of %s failed: %s", seat_index, game_id, exc)
+            return "failed"
         for r in keep:
             r.email_state = "sent"
             r.emailed_at = now
