@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
     finally:
-        if worker is not None:  # cold shutdown: tasks are acked late and idempotent
-            os.killpg(worker.pid, signal.SIGQUIT)
+        if worker is not None:  # warm shutdown; tasks are acked late and idempotent anyway
+            os.killpg(worker.pid, signal.SIGTERM)
             try:
                 worker.wait(timeout=10)
             except subprocess.TimeoutExpired:
