@@ -85,6 +85,7 @@ def notifications_for(
                     True,
                     last_seq,
                     at,
+                    **({"link": links[seat]} if links else {}),
                 )
             )
     # Answers needed now that were not needed before.

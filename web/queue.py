@@ -28,7 +28,7 @@ def broker_settings() -> dict[str, Any]:
             "broker_transport_options": {"visibility_timeout": 3600},
         }
     folder = Path(os.environ.get("IMTHEBOSS_BROKER_DIR", ROOT / "instance" / "broker"))
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "broker_url": "filesystem://",
@@ -36,6 +36,7 @@ def broker_settings() -> dict[str, Any]:
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),
             "processed_folder": str(folder / "processed"),
+            "control_folder": str(folder / "control"),
             "store_processed": False,
         },
     }

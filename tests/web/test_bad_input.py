@@ -1,0 +1,560 @@
+"""Bad input on PostgreSQL (issue 3, acceptance): unknown game, wrong token, another game's token,
+malformed JSON, negative or huge prices, commands illegal now, a missing idempotency key, ``GET``
+and ``HEAD`` on an action URL... Each gets a 4xx JSON error with a message, never a 5xx, and
+changes nothing: the events, commands, notifications and games stay as they were."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import flask
+import pytest
+from flask_wtf.csrf import generate_csrf
+from helpers_api import NAMES, find_deal_plan
+from sqlalchemy import func, select
+
+from web.models import CommandRecord, EventRecord, Game, Notification, Seat, db
+from web.service import create_game
+
+PLAYERS = [(n, f"{n.lower()}@example.org") for n in NAMES[:3]]
+
+
+@dataclass
+class World:
+    """Two games: ``gid`` in a running negotiation (boss ``boss``, another seat ``other``),
+    and ``other_gid`` with its own tokens."""
+
+    client: Any
+    gid: str
+    tokens: list[str]
+    admin: str
+    boss: int
+    other: int
+    other_gid: str
+    other_tokens: list[str]
+
+    def headers(self, token: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def post(self, body: Any, seat: int | None = None, **kw: Any) -> Any:
+        """POST ``body`` (JSON-encoded unless bytes/str) to the commands URL as ``seat``."""
+        token = self.tokens[self.other if seat is None else seat]
+        headers = {**self.headers(token), **kw.pop("headers", {})}
+        url = f"/api/games/{self.gid}/commands"
+        if isinstance(body, bytes | str):
+            headers.setdefault("Content-Type", "application/json")
+            return self.client.post(url, data=body, headers=headers, **kw)
+        return self.client.post(url, json=body, headers=headers, **kw)
+
+    def cmd(self, command: Any, seat: int | None = None, key: Any = "k-bad") -> Any:
+        return self.post({"command": command, "idempotency_key": key}, seat)
+
+    def offer(self, price: Any) -> Any:
+        return self.cmd({"do": "offer", "card": self.offer_card, "price": price})
+
+    offer_card: str = ""
+
+
+@pytest.fixture
+def world(app, client) -> World:
+    plan = find_deal_plan()
+    with app.app_context():
+        created = create_game("bad input", PLAYERS, seed=plan.seed)
+        second = create_game("another", PLAYERS)
+    w = World(
+        client,
+        created.game_id,
+        created.seat_tokens,
+        created.admin_token,
+        plan.boss,
+        plan.provider,
+        second.game_id,
+        second.seat_tokens,
+    )
+    w.offer_card = plan.offer_card
+    for key, cmd in (
+        ("marker", {"do": "place_marker", "space": plan.space}),
+        ("open", {"do": "open_deal"}),
+    ):
+        response = w.cmd(cmd, plan.boss, key)
+        assert response.status_code == 201, response.get_json()
+    return w
+
+
+Case = Callable[[World], Any]
+HUGE = "9" * 5000  # more digits than Python parses from JSON (ValueError, not a crash)
+
+CASES: dict[str, tuple[int, str, Case]] = {
+    # unknown game, tokens
+    "unknown game": (404, "no_game", lambda w: w.client.get("/api/games/nosuchgame")),
+    "unknown game, valid token elsewhere": (
+        404,
+        "no_game",
+        lambda w: w.client.get("/api/games/nosuchgame", headers=w.headers(w.tokens[0])),
+    ),
+    "unknown game, overlong id": (
+        404,
+        "no_game",
+        lambda w: w.client.get("/api/games/" + "x" * 300, headers=w.headers(w.tokens[0])),
+    ),
+    "unknown game, command": (
+        404,
+        "no_game",
+        lambda w: w.client.post(
+            "/api/games/nosuchgame/commands",
+            json={"command": {"do": "roll"}, "idempotency_key": "k"},
+            headers=w.headers(w.tokens[0]),
+        ),
+    ),
+    "unknown game, events": (
+        404,
+        "no_game",
+        lambda w: w.client.get("/api/games/nosuchgame/events", headers=w.headers(w.tokens[0])),
+    ),
+    "unknown API path": (404, "not_found", lambda w: w.client.get("/api/nothing/here")),
+    "no token": (401, "unauthorized", lambda w: w.client.get(f"/api/games/{w.gid}")),
+    "no token, command": (
+        401,
+        "unauthorized",
+        lambda w: w.client.post(
+            f"/api/games/{w.gid}/commands",
+            json={"command": {"do": "chat", "text": "x"}, "idempotency_key": "k"},
+        ),
+    ),
+    "basic auth instead of bearer": (
+        401,
+        "unauthorized",
+        lambda w: w.client.get(f"/api/games/{w.gid}", headers={"Authorization": "Basic YTpi"}),
+    ),
+    "token in the query string": (
+        401,
+        "unauthorized",
+        lambda w: w.client.get(f"/api/games/{w.gid}?token={w.tokens[0]}"),
+    ),
+    "wrong token": (
+        403,
+        "bad_token",
+        lambda w: w.client.get(f"/api/games/{w.gid}", headers=w.headers("x" * 32)),
+    ),
+    "short garbage token": (
+        403,
+        "bad_token",
+        lambda w: w.client.get(f"/api/games/{w.gid}/events", headers=w.headers("x")),
+    ),
+    "other game's token": (
+        403,
+        "bad_token",
+        lambda w: w.client.get(f"/api/games/{w.gid}", headers=w.headers(w.other_tokens[0])),
+    ),
+    "other game's token, command": (
+        403,
+        "bad_token",
+        lambda w: w.client.post(
+            f"/api/games/{w.gid}/commands",
+            json={"command": {"do": "chat", "text": "x"}, "idempotency_key": "k"},
+            headers=w.headers(w.other_tokens[w.other]),
+        ),
+    ),
+    "other game's token, join": (
+        403,
+        "bad_token",
+        lambda w: w.client.post(f"/api/games/{w.gid}/join", headers=w.headers(w.other_tokens[1])),
+    ),
+    "admin token cannot play": (
+        403,
+        "not_a_seat",
+        lambda w: w.client.post(
+            f"/api/games/{w.gid}/commands",
+            json={"command": {"do": "chat", "text": "x"}, "idempotency_key": "k"},
+            headers=w.headers(w.admin),
+        ),
+    ),
+    # malformed bodies
+    "malformed JSON": (400, "bad_json", lambda w: w.post('{"command": {"do": "roll"')),
+    "JSON array": (400, "bad_json", lambda w: w.post("[1, 2]")),
+    "empty body": (400, "bad_json", lambda w: w.post(b"")),
+    "invalid UTF-8": (400, "bad_json", lambda w: w.post(b'{"command": "\xff\xfe"}')),
+    "NaN": (400, "bad_json", lambda w: w.post('{"command": NaN, "idempotency_key": "k"}')),
+    "deep nesting": (400, "bad_json", lambda w: w.post("[" * 100_000 + "]" * 100_000)),
+    "form instead of JSON": (
+        400,
+        "bad_json",
+        lambda w: w.client.post(
+            f"/api/games/{w.gid}/commands",
+            data={"command": "roll", "idempotency_key": "k"},
+            headers=w.headers(w.tokens[0]),
+        ),
+    ),
+    "JSON as text/plain": (
+        400,
+        "bad_json",
+        lambda w: w.post(
+            json.dumps({"command": {"do": "chat", "text": "x"}, "idempotency_key": "k"}),
+            headers={"Content-Type": "text/plain"},
+        ),
+    ),
+    "body too large": (413, "request_entity_too_large", lambda w: w.post(" " * (2 << 20))),
+    "unknown field": (
+        400,
+        "bad_request",
+        lambda w: w.post({"command": {"do": "roll"}, "idempotency_key": "k", "seat": 0}),
+    ),
+    "no command": (400, "bad_command", lambda w: w.post({"idempotency_key": "k"})),
+    "command is text": (400, "bad_command", lambda w: w.cmd("roll")),
+    "command without do": (400, "bad_command", lambda w: w.cmd({"card": "family:W"})),
+    "do is a number": (400, "bad_command", lambda w: w.cmd({"do": 7})),
+    "unknown do": (400, "bad_command", lambda w: w.cmd({"do": "fly"})),
+    "missing argument": (400, "bad_command", lambda w: w.cmd({"do": "offer", "card": "x"})),
+    "extra argument": (400, "bad_command", lambda w: w.cmd({"do": "roll", "dice": 6})),
+    "legal command sent with its needs": (
+        400,
+        "bad_command",
+        lambda w: w.cmd({"do": "chat", "needs": ["text"]}),
+    ),
+    "timeout from a seat": (400, "bad_command", lambda w: w.cmd({"do": "timeout"})),
+    "chat text not a string": (400, "bad_command", lambda w: w.cmd({"do": "chat", "text": 5})),
+    "chat text too long": (400, "bad_command", lambda w: w.cmd({"do": "chat", "text": "x" * 2001})),
+    # prices
+    "negative price": (400, "bad_command", lambda w: w.offer({"cash": -1})),
+    "huge price": (400, "bad_command", lambda w: w.offer({"cash": 10**12})),
+    "too many digits": (
+        400,
+        "bad_json",
+        lambda w: w.post(_offer_text(w, HUGE)),
+    ),
+    "infinite price": (
+        400,
+        "bad_command",
+        lambda w: w.post(_offer_text(w, "1e400")),
+    ),
+    "fractional price": (400, "bad_command", lambda w: w.offer({"cash": 2.5})),
+    "price as text": (400, "bad_command", lambda w: w.offer({"cash": "3"})),
+    "price as boolean": (400, "bad_command", lambda w: w.offer({"cash": True})),
+    "price in two currencies": (400, "bad_command", lambda w: w.offer({"cash": 1, "shares": 1})),
+    "price not an object": (400, "bad_command", lambda w: w.offer(3)),
+    # illegal now
+    "roll during a negotiation": (409, "wrong_phase", lambda w: w.cmd({"do": "roll"}, w.boss)),
+    "place the marker again": (
+        409,
+        "wrong_phase",
+        lambda w: w.cmd({"do": "place_marker", "space": 1}, w.boss),
+    ),
+    "stop with nothing pending": (409, "nothing_to_stop", lambda w: w.cmd({"do": "stop"})),
+    "allow naming a window that never was": (
+        409,
+        "window_closed",
+        lambda w: w.cmd({"do": "allow", "window": "w99"}),
+    ),
+    "close by a seat that is not the boss": (409, "not_boss", lambda w: w.cmd({"do": "close"})),
+    "accept with nothing offered": (
+        409,
+        "no_terms",
+        lambda w: w.cmd({"do": "accept", "with": w.boss, "price": {"cash": 1}}),
+    ),
+    "key of another seat's command": (
+        409,
+        "key_reused",
+        lambda w: w.cmd({"do": "chat", "text": "x"}, w.other, "open"),
+    ),
+    # idempotency keys
+    "missing idempotency key": (
+        400,
+        "bad_key",
+        lambda w: w.post({"command": {"do": "chat", "text": "x"}}),
+    ),
+    "empty idempotency key": (400, "bad_key", lambda w: w.cmd({"do": "chat", "text": "x"}, key="")),
+    "overlong idempotency key": (
+        400,
+        "bad_key",
+        lambda w: w.cmd({"do": "chat", "text": "x"}, key="k" * 101),
+    ),
+    "idempotency key not a string": (
+        400,
+        "bad_key",
+        lambda w: w.cmd({"do": "chat", "text": "x"}, key=12),
+    ),
+    "header and body keys differ": (
+        400,
+        "bad_key",
+        lambda w: w.post(
+            {"command": {"do": "chat", "text": "x"}, "idempotency_key": "a"},
+            headers={"Idempotency-Key": "b"},
+        ),
+    ),
+    # methods
+    "GET on the command URL": (
+        405,
+        "method_not_allowed",
+        lambda w: w.client.get(f"/api/games/{w.gid}/commands", headers=w.headers(w.tokens[0])),
+    ),
+    "HEAD on the command URL": (
+        405,
+        "method_not_allowed",
+        lambda w: w.client.head(f"/api/games/{w.gid}/commands", headers=w.headers(w.tokens[0])),
+    ),
+    "PUT on the command URL": (
+        405,
+        "method_not_allowed",
+        lambda w: w.client.put(f"/api/games/{w.gid}/commands", json={}),
+    ),
+    "GET on the join URL": (
+        405,
+        "method_not_allowed",
+        lambda w: w.client.get(f"/api/games/{w.gid}/join", headers=w.headers(w.tokens[0])),
+    ),
+    "GET on the create URL": (405, "method_not_allowed", lambda w: w.client.get("/api/games")),
+    "HEAD on the create URL": (405, "method_not_allowed", lambda w: w.client.head("/api/games")),
+    # event paging
+    "negative after": (400, "bad_request", lambda w: _events(w, after="-1")),
+    "after not a number": (400, "bad_request", lambda w: _events(w, after="abc")),
+    "limit zero": (400, "bad_request", lambda w: _events(w, limit="0")),
+    "limit too large": (400, "bad_request", lambda w: _events(w, limit="5000")),
+    "after with a thousand digits": (400, "bad_request", lambda w: _events(w, after="9" * 1000)),
+    # creating games
+    "create without players": (400, "bad_settings", lambda w: _create(w, players=None)),
+    "create with one player": (400, "bad_settings", lambda w: _create(w, players=_p(1))),
+    "create with seven players": (400, "bad_settings", lambda w: _create(w, players=_p(7))),
+    "create with a bad email": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, players=[{"name": "A", "email": "nope"}] + _p(2)[1:]),
+    ),
+    "create with a player not an object": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, players=["Amy", "Bill", "Carla"]),
+    ),
+    "create with an overlong name": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, players=[{"name": "A" * 41, "email": "a@x.org"}] + _p(2)[1:]),
+    ),
+    "create with an unknown option": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, options={"cheat": True}),
+    ),
+    "create with options not an object": (400, "bad_settings", lambda w: _create(w, options=[])),
+    "create with a broken board": (400, "bad_settings", lambda w: _create(w, board=[1, 2])),
+    "create with a board object lacking spaces": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, board={"spaces": "x"}),
+    ),
+    "create with a board path (no file reading)": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, board="engine/data/default_board.json"),
+    ),
+    "create with a seed (hidden information)": (400, "bad_request", lambda w: _create(w, seed=1)),
+    "create with a title not text": (400, "bad_settings", lambda w: _create(w, title=5)),
+    "create with malformed JSON": (
+        400,
+        "bad_json",
+        lambda w: w.client.post(
+            "/api/games", data="{", headers={"Content-Type": "application/json"}
+        ),
+    ),
+}
+
+
+def _offer_text(w: World, amount: str) -> str:
+    """An offer's JSON text with ``amount`` written verbatim as its price in M."""
+    body = {"command": {"do": "offer", "card": w.offer_card, "price": {"cash": 0}}}
+    text = json.dumps({**body, "idempotency_key": "k"})
+    return text.replace('"cash": 0', f'"cash": {amount}')
+
+
+def _events(w: World, **query: str) -> Any:
+    return w.client.get(
+        f"/api/games/{w.gid}/events", query_string=query, headers=w.headers(w.tokens[0])
+    )
+
+
+def _p(n: int) -> list[dict[str, str]]:
+    return [{"name": f"P{i}", "email": f"p{i}@example.org"} for i in range(n)]
+
+
+def _create(w: World, **fields: Any) -> Any:
+    body = {"title": "t", "players": _p(3), **fields}
+    return w.client.post("/api/games", json={k: v for k, v in body.items() if v is not None})
+
+
+def _counts(app) -> tuple[int, ...]:
+    with app.app_context():
+        return tuple(
+            db.session.execute(select(func.count()).select_from(model)).scalar_one()
+            for model in (EventRecord, CommandRecord, Notification, Game, Seat)
+        ) + (
+            db.session.execute(
+                select(func.count()).select_from(Seat).where(Seat.joined_at.is_not(None))
+            ).scalar_one(),
+        )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_gets_a_4xx_json_error_and_changes_nothing(app, world, name) -> None:
+    status, code, make = CASES[name]
+    before = _counts(app)
+    response = make(world)
+    assert response.status_code == status, (response.status_code, response.get_data()[:300])
+    assert response.mimetype == "application/json"
+    if response.request.method != "HEAD":
+        error = response.get_json()["error"]
+        assert error["code"] == code
+        assert isinstance(error["message"], str) and error["message"].strip()
+    if status == 401:
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert _counts(app) == before
+
+
+def test_the_same_game_still_plays_after_the_sweep(app, world) -> None:
+    """The sweep's game is intact: every bad request above left it playable."""
+    for name in ("negative price", "malformed JSON", "roll during a negotiation"):
+        assert CASES[name][2](world).status_code < 500
+    response = world.offer({"cash": 2})
+    assert response.status_code == 201, response.get_json()
+    assert [e["type"] for e in response.get_json()["events"]][-1] == "terms_set"
+
+
+PAGES = importlib.util.find_spec("web.pages") is not None
+needs_pages = pytest.mark.skipif(not PAGES, reason="web.pages not written yet")
+JSON = {"Accept": "application/json"}
+
+
+def _signed_in(app, gid: str, token: str) -> tuple[Any, str]:
+    """A browser signed in by its seat link, and a CSRF token valid for its session (made as
+    the page's forms make it, without depending on the page's template)."""
+    browser = app.test_client()
+    assert browser.get(f"/g/{gid}/s/{token}").status_code == 303
+    with app.test_request_context():
+        csrf = generate_csrf()
+        raw = flask.session[app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")]
+    with browser.session_transaction() as session:
+        session[app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")] = raw
+    return browser, csrf
+
+
+def _form(csrf: str | None, cmd: Any, **fields: str) -> dict[str, str]:
+    data = {"cmd": cmd if isinstance(cmd, str) else json.dumps(cmd), "key": "page-key", **fields}
+    if csrf is not None:
+        data["csrf_token"] = csrf
+    return data
+
+
+CHAT = {"do": "chat", "needs": ["text"]}
+PAGE_CASES: dict[str, tuple[int, str | None, Callable[[World, Any, str], Any]]] = {
+    "no CSRF token": (400, "csrf", lambda w, b, t: _act(w, b, _form(None, CHAT, text="x"))),
+    "wrong CSRF token": (400, "csrf", lambda w, b, t: _act(w, b, _form("forged", CHAT, text="x"))),
+    "malformed form": (400, "bad_form", lambda w, b, t: _act(w, b, _form(t, "{not json"))),
+    "no command": (400, "bad_form", lambda w, b, t: _act(w, b, {"csrf_token": t, "key": "k"})),
+    "negative price": (
+        400,
+        "bad_price",
+        lambda w, b, t: _act(w, b, _form(t, {"do": "offer", "card": w.offer_card}, price="-1")),
+    ),
+    "huge price": (
+        400,
+        "bad_price",
+        lambda w, b, t: _act(
+            w, b, _form(t, {"do": "offer", "card": w.offer_card}, price="99999999999")
+        ),
+    ),
+    "unknown price kind": (
+        400,
+        "bad_price",
+        lambda w, b, t: _act(
+            w, b, _form(t, {"do": "offer", "card": w.offer_card}, price="2", price_kind="gold")
+        ),
+    ),
+    "a command illegal now": (
+        409,
+        "wrong_phase",
+        lambda w, b, t: _act(w, b, _form(t, {"do": "roll"})),
+    ),
+    "missing key": (
+        400,
+        "bad_key",
+        lambda w, b, t: _act(w, b, {"csrf_token": t, "cmd": json.dumps(CHAT), "text": "x"}),
+    ),
+    "unknown game": (
+        404,
+        "no_game",
+        lambda w, b, t: b.post("/g/nosuchgame/act", data=_form(t, CHAT, text="x"), headers=JSON),
+    ),
+    "signed in to another game only": (
+        403,
+        "not_a_seat",
+        lambda w, b, t: _act(w, _elsewhere(w, b), _form(t, CHAT, text="x")),
+    ),
+    "not signed in": (400, None, lambda w, b, t: _act(w, w.client, _form(t, CHAT, text="x"))),
+    "GET on the action URL": (
+        405,
+        "method_not_allowed",
+        lambda w, b, t: b.get(f"/g/{w.gid}/act", headers=JSON),
+    ),
+    "HEAD on the action URL": (
+        405,
+        "method_not_allowed",
+        lambda w, b, t: b.head(f"/g/{w.gid}/act", headers=JSON),
+    ),
+    "wrong seat link": (
+        403,
+        "bad_token",
+        lambda w, b, t: w.client.get(f"/g/{w.gid}/s/{'x' * 32}", headers=JSON),
+    ),
+    "other game's seat link": (
+        403,
+        "bad_token",
+        lambda w, b, t: w.client.get(f"/g/{w.gid}/s/{w.other_tokens[0]}", headers=JSON),
+    ),
+}
+
+
+def _act(w: World, browser: Any, data: dict[str, str]) -> Any:
+    return browser.post(f"/g/{w.gid}/act", data=data, headers=JSON)
+
+
+def _elsewhere(w: World, browser: Any) -> Any:
+    """The same browser (same CSRF token), signed in to the other game only."""
+    with browser.session_transaction() as session:
+        session["seats"] = {}
+    assert browser.get(f"/g/{w.other_gid}/s/{w.other_tokens[w.other]}").status_code == 303
+    return browser
+
+
+@needs_pages
+@pytest.mark.parametrize("name", list(PAGE_CASES))
+def test_page_action_refuses_bad_requests(app, world, name) -> None:
+    """The page part of the sweep (``POST /g/<gid>/act`` and the seat link): a 4xx with a
+    message (JSON when asked for) and nothing changes."""
+    status, code, make = PAGE_CASES[name]
+    browser, csrf = _signed_in(app, world.gid, world.tokens[world.other])
+    before = _counts(app)
+    response = make(world, browser, csrf)
+    assert response.status_code == status, (response.status_code, response.get_data()[:300])
+    if response.request.method != "HEAD":
+        error = response.get_json()["error"]
+        assert code is None or error["code"] == code
+        assert error["message"].strip()
+    assert _counts(app) == before
+
+
+@needs_pages
+def test_page_errors_are_pages_for_browsers(app, world) -> None:
+    """Without asking for JSON, a refusal is a 4xx HTML page that says what went wrong."""
+    browser, csrf = _signed_in(app, world.gid, world.tokens[world.other])
+    before = _counts(app)
+    response = browser.post(
+        f"/g/{world.gid}/act",
+        data=_form(csrf, {"do": "offer", "card": world.offer_card}, price="-5"),
+    )
+    assert response.status_code == 400 and response.mimetype == "text/html"
+    assert "-5" in response.get_data(as_text=True)
+    assert _counts(app) == before
+    good = browser.post(f"/g/{world.gid}/act", data=_form(csrf, CHAT, text="hello"))
+    assert good.status_code == 303 and _counts(app)[0] == before[0] + 1

@@ -1,0 +1,302 @@
+"""The JSON API for bots and other clients (issue 3, section 5; documented in ``docs/api.md``).
+
+Every game endpoint is authenticated by a seat's secret token sent as
+``Authorization: Bearer <token>`` (no cookies, no session), so the blueprint is exempt from
+CSRF: a browser never attaches that header on its own. The organiser's admin token reads a game
+as a spectator (``seat: null``) but cannot play. Tokens of one game never work in another.
+
+Reading never changes anything (``GET``); the one write, posting a command, goes through
+``web.service.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
+``terms_changed``). Everything a seat receives passes through ``view``/``redact_event`` (A8).
+Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._register_errors``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Flask, Response, jsonify, request
+from flask.typing import ResponseReturnValue
+from sqlalchemy import select
+
+from engine.events import Event
+from engine.state import GameState, apply_in_place, format_time, replay, state_from_json
+from engine.views import awaiting, legal_commands, redact_event, view
+from web.models import EventRecord, Game, db
+from web.service import (
+    MAX_KEY,
+    ServiceError,
+    create_game,
+    get_game,
+    is_admin_token,
+    load_events,
+    now_utc,
+    seat_by_token,
+    submit,
+)
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+MAX_EVENTS = 1000  # events per page of GET .../events
+DEFAULT_EVENTS = 200
+
+
+def register(app: Flask) -> None:
+    """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
+    authenticated by a bearer token, never by a cookie."""
+    from web import csrf
+
+    csrf.exempt(bp)
+    app.register_blueprint(bp)
+
+
+@bp.after_request
+def _headers(response: Response) -> Response:
+    if response.status_code == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="imtheboss"'
+    response.headers["Cache-Control"] = "no-store"  # answers carry a seat's secrets
+    return response
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _iso(at: datetime) -> str:
+    """ISO 8601 UTC text; SQLite hands back naive datetimes that were stored as UTC."""
+    return format_time(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+
+
+def _bad(code: str, message: str) -> ServiceError:
+    return ServiceError(400, code, message)
+
+
+def _bearer_token() -> str:
+    """The token of ``Authorization: Bearer <token>``. Raises ``ServiceError`` 401."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ServiceError(
+            401,
+            "unauthorized",
+            "send your seat's secret token as the header 'Authorization: Bearer <token>'",
+        )
+    return token
+
+
+def _authenticate(game_id: str, *, allow_admin: bool = False) -> tuple[Game, int | None]:
+    """The game and the seat the bearer token signs in (``None``: the organiser, when
+    ``allow_admin``). Raises ``ServiceError`` 404 (no such game), 401 (no token) or 403 (a
+    token that is not one of this game's)."""
+    game = get_game(game_id)
+    token = _bearer_token()
+    try:
+        return game, seat_by_token(game_id, token).seat_index
+    except ServiceError as exc:
+        if exc.status == 403 and allow_admin and is_admin_token(game_id, token):
+            return game, None
+        raise
+
+
+def _json_body() -> dict[str, Any]:
+    """The request's JSON object. Raises ``ServiceError`` 400 for anything else (no JSON
+    content type, unparsable text, NaN/Infinity, nesting too deep, not an object)."""
+    if not request.is_json:  # application/json or application/*+json
+        raise _bad("bad_json", "send a JSON object with 'Content-Type: application/json'")
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        body = json.loads(request.get_data(cache=True), parse_constant=no_constants)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise _bad("bad_json", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise _bad("bad_json", "the request body must be a JSON object")
+    return body
+
+
+def _only(body: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise _bad("bad_request", f"unknown field(s): {', '.join(extra)}")
+
+
+def _int_arg(name: str, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or len(raw) > 9 or not low <= int(raw) <= high:
+        raise _bad("bad_request", f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
+
+
+def _state_at(game: Game) -> GameState:
+    """The state after exactly ``game.last_seq`` events (snapshot plus tail), so the view and
+    ``last_seq`` agree even while other seats are committing."""
+    if game.snapshot is not None:
+        state = state_from_json(game.snapshot)
+        for event in load_events(game.id, game.snapshot_seq, game.last_seq):
+            apply_in_place(state, event)
+        return state
+    return replay(load_events(game.id, 0, game.last_seq))
+
+
+def _event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:
+    return {"seq": seq, "at": _iso(at), **redact_event(event, seat)}
+
+
+def _game_json(game: Game) -> dict[str, Any]:
+    return {
+        "id": game.id,
+        "title": game.title,
+        "status": game.status,
+        "last_seq": game.last_seq,
+        "created_at": _iso(game.created_at),
+    }
+
+
+# -- endpoints -------------------------------------------------------------------------------
+
+
+@bp.post("/games")
+def create() -> ResponseReturnValue:
+    """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email"}],
+    "options", "board", "creator_email"}``. Answers 201 ``{"game_id", "admin_token"}``; each
+    seat's secret link goes only to that seat's email (the invitation)."""
+    body = _json_body()
+    _only(body, {"title", "players", "options", "board", "creator_email"})
+    title = body.get("title", "")
+    players = body.get("players")
+    options = body.get("options", {})
+    board = body.get("board", "default")
+    creator_email = body.get("creator_email", "")
+    if not isinstance(title, str) or not isinstance(creator_email, str):
+        raise _bad("bad_settings", "title and creator_email are strings")
+    if not isinstance(players, list) or not 2 <= len(players) <= 6:
+        raise _bad("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
+    pairs: list[tuple[str, str]] = []
+    for player in players:
+        if (
+            not isinstance(player, dict)
+            or set(player) - {"name", "email"}
+            or not isinstance(player.get("name"), str)
+            or not isinstance(player.get("email"), str)
+        ):
+            raise _bad("bad_settings", 'each player is {"name": text, "email": text}')
+        pairs.append((player["name"], player["email"]))
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise _bad("bad_settings", "options is an object")
+    if not (board == "default" or isinstance(board, dict | list)):
+        raise _bad("bad_settings", 'board is "default" or a board file\'s JSON')
+    created = create_game(title, pairs, options, board, creator_email=creator_email)
+    return jsonify({"game_id": created.game_id, "admin_token": created.admin_token}), 201
+
+
+@bp.get("/games/<game_id>")
+def game_view(game_id: str) -> ResponseReturnValue:
+    """The seat's view of the game, its legal commands and whom the game waits for (A8)."""
+    game, seat = _authenticate(game_id, allow_admin=True)
+    state = _state_at(game)
+    return jsonify(
+        {
+            "game": _game_json(game),
+            "seat": seat,
+            "view": view(state, seat),
+            "legal": legal_commands(state, seat) if seat is not None else [],
+            "awaiting": [{**a, "until": format_time(a["until"])} for a in awaiting(state)],
+        }
+    )
+
+
+@bp.get("/games/<game_id>/events")
+def events(game_id: str) -> ResponseReturnValue:
+    """The events after ``?after=N`` (default 0), at most ``?limit=M`` (default 200, at most
+    1000), each redacted for the seat (A8) with its ``seq`` and ``at``."""
+    game, seat = _authenticate(game_id, allow_admin=True)
+    after = _int_arg("after", 0, 0, 10**9)
+    limit = _int_arg("limit", DEFAULT_EVENTS, 1, MAX_EVENTS)
+    rows = db.session.execute(
+        select(
+            EventRecord.seq,
+            EventRecord.type,
+            EventRecord.body,
+            EventRecord.seat,
+            EventRecord.created_at,
+        )
+        .where(EventRecord.game_id == game_id, EventRecord.seq > after)
+        .order_by(EventRecord.seq)
+        .limit(limit + 1)
+    ).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    out = [
+        _event_json(Event.from_json({**body, "type": type_, "by": by}), seat, seq, at)
+        for seq, type_, body, by, at in rows
+    ]
+    last_seq = max([game.last_seq] + [e["seq"] for e in out])
+    return jsonify({"events": out, "last_seq": last_seq, "more": more})
+
+
+@bp.post("/games/<game_id>/join")
+def join(game_id: str) -> ResponseReturnValue:
+    """Take the seat the token belongs to: records when it first joined. Answers the seat."""
+    get_game(game_id)
+    seat = seat_by_token(game_id, _bearer_token())
+    if seat.joined_at is None:
+        seat.joined_at = now_utc()
+        db.session.commit()
+    return jsonify({"seat": seat.seat_index, "name": seat.name, "joined_at": _iso(seat.joined_at)})
+
+
+@bp.post("/games/<game_id>/commands")
+def command(game_id: str) -> ResponseReturnValue:
+    """Submit one command: ``{"command": {"do": ..., **args}, "idempotency_key": "..."}`` (or
+    the key in an ``Idempotency-Key`` header). 201 with the new events; 200 with
+    ``duplicate: true`` and the first result for a repeated key (A7); 409 for a rule refusal
+    (the engine's code and rule), 400 for a malformed request. A refusal changes nothing."""
+    _, seat = _authenticate(game_id, allow_admin=True)
+    if seat is None:
+        raise ServiceError(403, "not_a_seat", "the organiser's link cannot play; use a seat link")
+    body = _json_body()
+    _only(body, {"command", "idempotency_key"})
+    cmd = body.get("command")
+    if not isinstance(cmd, dict) or not isinstance(cmd.get("do"), str):
+        raise _bad("bad_command", 'command is an object {"do": NAME, ...arguments}')
+    in_body, in_header = body.get("idempotency_key"), request.headers.get("Idempotency-Key")
+    if in_body is not None and in_header is not None and in_body != in_header:
+        raise _bad("bad_key", "the Idempotency-Key header and idempotency_key differ")
+    key = in_body if in_body is not None else in_header
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY:
+        raise _bad(
+            "bad_key",
+            f"every command needs an idempotency_key: a string of 1 to {MAX_KEY} characters",
+        )
+    now = now_utc()
+    try:
+        result = submit(game_id, seat, cmd, key, now)
+    except ServiceError as exc:
+        if exc.code == "bad_command":  # malformed rather than against the rules
+            raise ServiceError(400, exc.code, exc.message, exc.rule) from None
+        raise
+    if result.duplicate:
+        seqs = [seq for seq, _ in result.events]
+        times = dict(
+            db.session.execute(
+                select(EventRecord.seq, EventRecord.created_at).where(
+                    EventRecord.game_id == game_id, EventRecord.seq.in_(seqs)
+                )
+            ).all()
+        )
+        last_seq = get_game(game_id).last_seq
+    else:
+        times = {seq: now for seq, _ in result.events}
+        last_seq = result.events[-1][0] if result.events else get_game(game_id).last_seq
+    out = [_event_json(ev, seat, seq, times[seq]) for seq, ev in result.events]
+    return (
+        jsonify({"events": out, "duplicate": result.duplicate, "last_seq": last_seq}),
+        200 if result.duplicate else 201,
+    )
