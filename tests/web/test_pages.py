@@ -1,0 +1,613 @@
+"""The web pages (issue 3, section 4) on PostgreSQL with CSRF on: creating a game, signing in
+by seat links, playing one deal through the pages' own forms (marker, deal, offer, counter,
+accept, a travel card answered by a stop, a last call everyone passes), payouts on the game and
+negotiation pages, inbox, settings, admin pause, language switch, and refusals that change
+nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from engine.board import default_board
+from engine.cards import CARD_NAMES
+from engine.options import Options
+from engine.setup import new_game
+from engine.state import replay
+from engine.views import view
+from web.display import card_text
+from web.models import CommandRecord, EventRecord, Notification, Seat, db
+from web.service import create_game, get_game, load_state
+
+NAMES = ["Amy", "Bill", "Carla"]
+PLAYERS = [(n, f"{n.lower()}@example.org") for n in NAMES]
+
+
+# -- reading pages ---------------------------------------------------------------------------
+
+
+class _Forms(HTMLParser):
+    """Collects every form: action, method and the values of its inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forms: list[dict[str, Any]] = []
+        self.current: dict[str, Any] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self.current = {"action": a.get("action"), "method": a.get("method"), "fields": {}}
+            self.forms.append(self.current)
+        elif tag in ("input", "select", "textarea", "button") and self.current is not None:
+            name = a.get("name")
+            if name and a.get("type") in ("hidden", None, "text", "number", "email"):
+                self.current["fields"].setdefault(name, a.get("value") or "")
+            if name and a.get("type") == "checkbox":
+                self.current["fields"].setdefault(f"{name}[]", []).append(a.get("value"))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.current = None
+
+
+def forms_of(html: str) -> list[dict[str, Any]]:
+    parser = _Forms()
+    parser.feed(html)
+    for form in parser.forms:
+        raw = form["fields"].get("cmd")
+        form["cmd"] = json.loads(raw) if raw else None
+    return parser.forms
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html)
+    assert found, "the page has no CSRF token"
+    return found.group(1)
+
+
+def commands_on(client, gid: str) -> list[dict[str, Any]]:
+    return [f["cmd"] for f in forms_of(client.get(f"/g/{gid}").text) if f["cmd"]]
+
+
+def form_for(client, gid: str, **match: Any) -> dict[str, Any]:
+    page = client.get(f"/g/{gid}")
+    assert page.status_code == 200
+    forms = [f for f in forms_of(page.text) if f["cmd"]]
+    for form in forms:
+        if all(form["cmd"].get(k) == v for k, v in match.items()):
+            return form
+    raise AssertionError(f"no form for {match}; the page offers {[f['cmd'] for f in forms]}")
+
+
+def act(client, gid: str, match: dict[str, Any], expect: int = 303, **inputs: Any):
+    """Post the game page's own form for the command matching ``match``."""
+    form = form_for(client, gid, **match)
+    data = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
+    data.update(inputs)
+    response = client.post(form["action"], data=data)
+    assert response.status_code == expect, response.text[:2000]
+    return response
+
+
+def post(client, url: str, token: str, **fields: Any):
+    """A POST with the session's CSRF token."""
+    return client.post(url, data={"csrf_token": token, **fields})
+
+
+def count(model) -> int:
+    return db.session.execute(select(func.count()).select_from(model)).scalar_one()
+
+
+# -- a game with a known deal ----------------------------------------------------------------
+
+
+@dataclass
+class Setup:
+    seed: int
+    boss: int  # the first player: places the marker, opens the deal
+    provider: int  # controls investor ``letter``, which the deal needs
+    traveller: int  # holds a travel card for ``letter``
+    stopper: int  # holds a stop card (not the traveller)
+    space: int
+    letter: str
+    travel_card: str
+
+
+def _fits(space, letters: set[str]) -> bool:
+    if not set(space.required) <= letters:
+        return False
+    return all(len(letters & set(c.of)) >= c.k for c in space.choices)
+
+
+def find_setup() -> Setup:
+    """A seed whose deal the test can play: the first player's investors plus one of another
+    player's close a space, the third player can send that investor on travel, and one of the
+    other two can stop it."""
+    board = default_board()
+    for seed in range(1000):
+        state = replay(new_game(NAMES, Options(), board, seed, datetime(2026, 3, 1, tzinfo=UTC)))
+        boss = state.active
+        hands = [[CARD_NAMES[c] for c in h] for h in state.hands]
+        mine = set(state.seat_investors(boss))
+        for index, space in enumerate(board.spaces):
+            if _fits(space, mine):
+                continue
+            for provider in range(3):
+                if provider == boss:
+                    continue
+                traveller = 3 - boss - provider
+                for letter in state.seat_investors(provider):
+                    if letter not in space.letters or not _fits(space, mine | {letter}):
+                        continue
+                    card = next(
+                        (c for c in (f"travel:{letter}", "travel:*") if c in hands[traveller]),
+                        None,
+                    )
+                    stopper = next((s for s in (boss, provider) if "stop" in hands[s]), None)
+                    if card and stopper is not None and space.shares * 2 >= 3:
+                        return Setup(seed, boss, provider, traveller, stopper, index, letter, card)
+    raise AssertionError("no seed found")
+
+
+@pytest.fixture
+def game(app):
+    """A 3-player game made by the service with a known seed; one signed-in client per seat."""
+    setup = find_setup()
+    with app.app_context():
+        created = create_game("Test deal", PLAYERS, seed=setup.seed)
+    clients = []
+    for token in created.seat_tokens:
+        client = app.test_client()
+        response = client.get(f"/g/{created.game_id}/s/{token}")
+        assert response.status_code == 303
+        assert response.headers["Location"].endswith(f"/g/{created.game_id}")
+        clients.append(client)
+    return created, setup, clients
+
+
+# -- tests -----------------------------------------------------------------------------------
+
+
+def test_create_a_game_through_the_form(app, client) -> None:
+    page = client.get("/new")
+    assert page.status_code == 200
+    data = {
+        "csrf_token": csrf_of(page.text),
+        "title": "Friday deals",
+        "creator_email": "org@example.org",
+        "turn_hours": "0.01",
+        "stop_hours": "6",
+        "last_call_hours": "12",
+        "negotiation_hours": "48",
+        "variants": ["V4", "V6"],
+        "open_money": "y",
+        "board_choice": "default",
+    }
+    for i, (name, email) in enumerate(PLAYERS):
+        data[f"players-{i}-name"] = name
+        data[f"players-{i}-email"] = email
+    response = client.post("/new", data=data)
+    assert response.status_code == 200, response.text[:3000]
+    link = re.search(r"http://testserver(/g/([\w-]+)/admin/[\w-]+)", response.text)
+    assert link, "the admin link is shown"
+    assert "/s/" not in response.text  # seat links only go by email
+    assert "bill@example.org" in response.text
+    with app.app_context():
+        seats = db.session.execute(select(Seat).order_by(Seat.seat_index)).scalars().all()
+        assert [s.name for s in seats] == NAMES
+        settings = get_game(link.group(2)).settings["options"]
+        assert settings["windows"]["turn"] == 36 and settings["variants"] == ["V4", "V6"]
+        assert settings["open_money"] is True
+        invited = db.session.execute(
+            select(func.count()).where(Notification.kind == "invited")
+        ).scalar_one()
+        assert invited == 3
+    # The creator's browser is the organiser now; the admin link works in another browser too.
+    assert client.get(f"/g/{link.group(2)}/admin").status_code == 200
+    other = app.test_client()
+    assert other.get(f"/g/{link.group(2)}/admin").status_code == 403
+    assert other.get(link.group(1)).status_code == 303
+    assert other.get(f"/g/{link.group(2)}/admin").status_code == 200
+
+
+def test_new_game_form_errors_are_400_with_the_message(app, client) -> None:
+    page = client.get("/new")
+    base = {
+        "csrf_token": csrf_of(page.text),
+        "turn_hours": "24",
+        "stop_hours": "6",
+        "last_call_hours": "12",
+        "negotiation_hours": "48",
+        "players-0-name": "Amy",
+        "players-0-email": "amy@example.org",
+        "players-1-name": "Bill",
+        "players-1-email": "bill@example.org",
+        "players-2-name": "Carla",
+        "players-2-email": "carla@example.org",
+    }
+    bad_board = {**base, "board_choice": "upload"}
+    bad_board["board_file"] = (__import__("io").BytesIO(b'{"spaces": [1, 2]}'), "board.json")
+    response = client.post("/new", data=bad_board, content_type="multipart/form-data")
+    assert response.status_code == 400 and "16" in response.text
+    not_json = {**base, "board_choice": "upload"}
+    not_json["board_file"] = (__import__("io").BytesIO(b"{nope"), "board.json")
+    response = client.post("/new", data=not_json, content_type="multipart/form-data")
+    assert response.status_code == 400 and "not valid JSON" in response.text
+    two = {**base, "players-2-name": "", "players-2-email": "", "board_choice": "default"}
+    response = client.post("/new", data=two)  # 2 players need V9
+    assert response.status_code == 400 and "V9" in response.text
+    zero = {**base, "turn_hours": "0", "board_choice": "default"}
+    assert client.post("/new", data=zero).status_code == 400
+    with app.app_context():
+        assert count(EventRecord) == 0
+
+
+def test_sign_in_links_and_access(app, game) -> None:
+    created, _setup, clients = game
+    gid = created.game_id
+    stranger = app.test_client()
+    response = stranger.get(f"/g/{gid}")
+    assert response.status_code == 403 and "invitation" in response.text
+    assert stranger.get(f"/g/{gid}/s/not-a-real-token-at-all").status_code == 403
+    assert stranger.get(f"/g/nosuchgame/s/{created.seat_tokens[0]}").status_code == 404
+    assert stranger.get(f"/g/{gid}/admin/not-a-real-token-at-all").status_code == 403
+    assert stranger.get("/g/nosuchgame").status_code == 404
+    with app.app_context():
+        other = create_game("other", PLAYERS)
+    assert stranger.get(f"/g/{other.game_id}/s/{created.seat_tokens[0]}").status_code == 403
+    page = clients[1].get(f"/g/{gid}")
+    assert page.status_code == 200 and "Bill" in page.text
+    assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_play_a_deal_through_the_pages(app, game) -> None:
+    """Marker, deal, offer, counter, accept, travel answered by a stop, close with a last call
+    everyone passes; payouts on the game page and the negotiation page."""
+    created, s, clients = game
+    gid = created.game_id
+    boss, provider = clients[s.boss], clients[s.provider]
+    traveller, stopper = clients[s.traveller], clients[s.stopper]
+    investor = f"investor:{s.letter}"
+
+    assert {"do": "place_marker", "space": s.space} in commands_on(boss, gid)
+    assert commands_on(provider, gid) == [{"do": "chat"}]  # not their turn: only talk
+    act(boss, gid, {"do": "place_marker", "space": s.space})
+    act(boss, gid, {"do": "open_deal"})
+    page = provider.get(f"/g/{gid}").text
+    assert f"Negotiation on space {s.space}" in page
+
+    act(provider, gid, {"do": "offer", "card": investor}, price="3", price_kind="cash")
+    counter = {"do": "propose", "to": s.provider, "card": investor}
+    act(boss, gid, counter, price="2", price_kind="cash")
+    # The provider sees the counter and accepts exactly those terms (A7: the price is named).
+    act(provider, gid, {"do": "accept", "with": s.boss, "letter": s.letter, "price": {"cash": 2}})
+    page = boss.get(f"/g/{gid}").text
+    proceeds = default_board().spaces[s.space].shares * 2
+    assert f"committed 2 of {proceeds} M" in page
+
+    act(traveller, gid, {"do": "travel", "card": s.travel_card, "target": investor})
+    page = stopper.get(f"/g/{gid}").text
+    assert "Card waiting" in page and "Still to answer" in page
+    assert "Stop " in page
+    act(stopper, gid, {"do": "stop"})
+
+    act(boss, gid, {"do": "close"})
+    page = provider.get(f"/g/{gid}").text
+    assert "Last call" in page and "Pass (let the deal close)" in page
+    act(provider, gid, {"do": "pass"})
+    response = act(traveller, gid, {"do": "pass"})
+    follow = traveller.get(response.headers["Location"]).text
+    assert "Deal closed on space" in follow  # the flashed result
+
+    page = boss.get(f"/g/{gid}").text
+    assert f"+{proceeds - 2} M" in page and "Deal closed" in page
+    assert "Your money:" in page and f"{proceeds - 2} M" in page
+    other = provider.get(f"/g/{gid}").text
+    assert "hidden" in other  # R7.1: other seats' money stays hidden (A8)
+
+    deals = provider.get(f"/g/{gid}/deals")
+    assert deals.status_code == 200 and "#1" in deals.text
+    timeline = provider.get(f"/g/{gid}/deals/1")
+    text = timeline.text
+    assert timeline.status_code == 200
+    for expected in ("Payouts", "stopped it", "passed", "Agreement", "The boss proposes", "offers"):
+        assert expected in text, expected
+    assert f"{NAMES[s.provider]}</td><td>+2 M" in text
+    assert provider.get(f"/g/{gid}/deals/2").status_code == 404
+    history = provider.get(f"/g/{gid}/history")
+    assert history.status_code == 200 and "Deal closed on space" in history.text
+
+
+def test_inbox_shows_the_seats_own_rows(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    first = clients[s.boss].get(f"/g/{gid}/inbox")
+    assert "Place the marker to start the game" in first.text  # only the first player's row
+    other = clients[s.provider].get(f"/g/{gid}/inbox")
+    assert other.status_code == 200
+    assert "Place the marker" not in other.text and "You are invited" in other.text
+    assert 'class="note unread' in other.text
+    response = post(clients[s.provider], f"/g/{gid}/inbox/read", csrf_of(other.text))
+    assert response.status_code == 303
+    with app.app_context():
+        unread = (
+            db.session.execute(
+                select(Notification.seat_index).where(Notification.read_at.is_(None))
+            )
+            .scalars()
+            .all()
+        )
+        assert s.provider not in unread and s.boss in unread
+    assert 'class="note unread' not in clients[s.provider].get(f"/g/{gid}/inbox").text
+
+
+def test_settings_save(app, game) -> None:
+    created, _s, clients = game
+    gid = created.game_id
+    page = clients[0].get(f"/g/{gid}/settings")
+    assert page.status_code == 200
+    data = {"notify": "must_act", "timezone": "Asia/Shanghai", "language": ""}
+    assert post(clients[0], f"/g/{gid}/settings", csrf_of(page.text), **data).status_code == 303
+    bad = {**data, "timezone": "Mars/Olympus"}
+    response = post(clients[0], f"/g/{gid}/settings", csrf_of(page.text), **bad)
+    assert response.status_code == 400 and "unknown time zone" in response.text
+    with app.app_context():
+        seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
+        assert (seat.notify, seat.timezone) == ("must_act", "Asia/Shanghai")
+    # Times now show in that zone: the game started 09:00 UTC = 17:00 in Shanghai.
+    assert "17:00" in clients[0].get(f"/g/{gid}/history").text
+
+
+def test_admin_pause_makes_act_refuse(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    admin = app.test_client()
+    assert admin.get(f"/g/{gid}/admin/{created.admin_token}").status_code == 303
+    page = admin.get(f"/g/{gid}/admin")
+    assert page.status_code == 200 and "bill@example.org" in page.text
+    form = form_for(clients[s.boss], gid, do="place_marker", space=s.space)
+    response = admin.post(f"/g/{gid}/admin/pause", data={"csrf_token": csrf_of(page.text)})
+    assert response.status_code == 303
+    data = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
+    response = clients[s.boss].post(form["action"], data=data)
+    assert response.status_code == 409 and "paused" in response.text
+    assert "paused" in clients[s.boss].get(f"/g/{gid}").text
+    # A seat is not the organiser.
+    token = csrf_of(clients[s.boss].get(f"/g/{gid}/settings").text)
+    assert post(clients[s.boss], f"/g/{gid}/admin/resume", token).status_code == 403
+    admin_token = csrf_of(admin.get(f"/g/{gid}/admin").text)
+    assert post(admin, f"/g/{gid}/admin/resume", admin_token).status_code == 303
+    assert clients[s.boss].post(form["action"], data=data).status_code == 303
+    # Fix an email; resend an invitation (the new link is shown; the old one stops working).
+    url = f"/g/{gid}/admin/seat/1"
+    assert post(admin, f"{url}/email", admin_token, email="b2@example.org").status_code == 303
+    assert post(admin, f"{url}/email", admin_token, email="nope").status_code == 400
+    resent = post(admin, f"{url}/resend", admin_token)
+    assert resent.status_code == 200
+    link = re.search(rf"http://testserver(/g/{gid}/s/[\w-]+)", resent.text)
+    assert link and "b2@example.org" in resent.text
+    assert app.test_client().get(f"/g/{gid}/s/{created.seat_tokens[1]}").status_code == 403
+    assert app.test_client().get(link.group(1)).status_code == 303
+
+
+def test_language_switch_renders_chinese(app, game) -> None:
+    created, _s, clients = game
+    gid = created.game_id
+    hans = clients[0].get(f"/g/{gid}?lang=zh_Hans").text
+    assert "你的手牌" in hans and "简体中文" in hans
+    again = clients[0].get(f"/g/{gid}").text  # the choice stays in the session
+    assert "你的手牌" in again
+    hant = clients[0].get(f"/g/{gid}/deals?lang=zh_Hant").text
+    assert "交易" in hant and "談判" in hant
+    assert "Create a game" in app.test_client().get("/?lang=en").text
+    assert "创建游戏" in app.test_client().get("/?lang=zh_Hans").text
+
+
+def test_act_is_post_only_and_needs_csrf(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    assert clients[0].get(f"/g/{gid}/act").status_code == 405
+    assert clients[0].head(f"/g/{gid}/act").status_code == 405
+    form = form_for(clients[s.boss], gid, do="place_marker", space=s.space)
+    data = {k: v for k, v in form["fields"].items() if k != "csrf_token"}
+    with app.app_context():
+        before = (count(EventRecord), count(CommandRecord))
+    response = clients[s.boss].post(form["action"], data=data)
+    assert response.status_code == 400 and "security token" in response.text
+    with app.app_context():
+        assert (count(EventRecord), count(CommandRecord)) == before
+
+
+def test_bad_input_is_4xx_and_changes_nothing(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    boss = clients[s.boss]
+    act(boss, gid, {"do": "place_marker", "space": s.space})
+    act(boss, gid, {"do": "open_deal"})
+    provider = clients[s.provider]
+    form = form_for(provider, gid, do="offer", card=f"investor:{s.letter}")
+    base = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
+    with app.app_context():
+        before = count(EventRecord)
+    for price in ("-1", "2.5", "1e3", "99999999", "", "abc"):
+        response = provider.post(form["action"], data={**base, "price": price})
+        assert response.status_code == 400 and "whole number" in response.text, price
+    response = provider.post(form["action"], data={**base, "price": "1", "price_kind": "gold"})
+    assert response.status_code == 400
+    response = provider.post(form["action"], data={**base, "cmd": "{not json"})
+    assert response.status_code == 400 and "could not be read" in response.text
+    bare = {k: v for k, v in base.items() if not k.startswith("price")}
+    response = provider.post(form["action"], data={**bare, "cmd": json.dumps({"do": "close"})})
+    assert response.status_code == 409 and "not_boss" in response.text  # illegal now
+    stranger = app.test_client()
+    token = csrf_of(stranger.get("/new").text)
+    response = stranger.post(form["action"], data={**base, "csrf_token": token, "price": "1"})
+    assert response.status_code == 403
+    with app.app_context():
+        assert count(EventRecord) == before
+    # A double click sends the same idempotency key: one offer, the second is "already done".
+    data = {**base, "price": "3", "price_kind": "cash"}
+    assert provider.post(form["action"], data=data).status_code == 303
+    assert provider.post(form["action"], data=data).status_code == 303
+    with app.app_context():
+        assert count(EventRecord) == before + 1
+
+
+def test_htmx_requests_get_the_fragment(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    fragment = clients[0].get(f"/g/{gid}/fragment")
+    assert fragment.status_code == 200
+    assert fragment.text.lstrip().startswith('<div id="live"') and "<html" not in fragment.text
+    form = form_for(clients[s.boss], gid, do="place_marker", space=s.space)
+    data = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
+    response = clients[s.boss].post(form["action"], data=data, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and 'id="live"' in response.text
+    assert "places the marker" in response.text
+    again = clients[s.boss].post(
+        form["action"], data={**data, "key": "another-key"}, headers={"HX-Request": "true"}
+    )
+    assert again.status_code == 409 and 'id="live"' in again.text and "error-box" in again.text
+    assert app.test_client().get(f"/g/{gid}/fragment").status_code == 403
+
+
+def test_pages_show_no_hidden_information(app, game) -> None:
+    """A8: at the start (nothing played yet) no page of a seat names a card that only other
+    seats hold; the seed and other seats' money never show."""
+    created, _s, clients = game
+    gid = created.game_id
+    with app.app_context():
+        state = load_state(get_game(gid))
+        hands = [set(view(state, seat)["you"]["hand"]) for seat in range(3)]
+        with app.test_request_context():
+            texts = {n: card_text(n) for h in hands for n in h}
+    for seat, client in enumerate(clients):
+        others = set().union(*(h for i, h in enumerate(hands) if i != seat)) - hands[seat]
+        for path in ("", "/fragment", "/history", "/deals", "/inbox"):
+            page = client.get(f"/g/{gid}{path}").text
+            for name in others:
+                assert texts[name] not in page, (seat, path, name)
+            assert "Seed (A9)" not in page  # the seed shows only after the end (A9)
+        page = client.get(f"/g/{gid}").text
+        assert page.count("hidden (R7.1)") == 2  # the two other seats' money
+
+
+def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
+    """Bots play a whole 4-player game (decided by the engine, events written to the game's
+    log); whenever a new kind of event appears, every seat's game page offers exactly the forms
+    of legal_commands and shows no other seat's money, and the other pages render."""
+    import random
+    from datetime import timedelta
+
+    from engine.bots import RandomBot, SensibleBot
+    from engine.errors import RuleError
+    from engine.game import Command, decide
+    from engine.state import apply_in_place, state_to_json
+    from engine.views import legal_commands, next_deadline
+    from web.display import public_command
+    from web.service import get_game
+
+    players = [*PLAYERS, ("Dan", "dan@example.org")]
+    with app.app_context():
+        created = create_game("sim", players, seed=11)
+        gid = created.game_id
+        state = load_state(get_game(gid))
+    clients = []
+    for token in created.seat_tokens:
+        client = app.test_client()
+        client.get(f"/g/{gid}/s/{token}")
+        clients.append(client)
+    rng = random.Random(3)
+    bots = [SensibleBot(), RandomBot(), SensibleBot(), RandomBot()]
+    now = clock.now
+    pending: list[tuple[Any, Any]] = []
+    seen: set[str] = set()
+    seq = 1
+
+    def flush_and_check(turn: int) -> None:
+        nonlocal seq
+        with app.app_context():
+            for event, at in pending:
+                seq += 1
+                body = {k: v for k, v in event.to_json().items() if k not in ("type", "by")}
+                db.session.add(
+                    EventRecord(
+                        game_id=gid,
+                        seq=seq,
+                        type=event.type,
+                        body=body,
+                        seat=event.by,
+                        created_at=at,
+                    )
+                )
+            game_row = get_game(gid)
+            game_row.last_seq = seq
+            game_row.snapshot, game_row.snapshot_seq = state_to_json(state), seq  # as submit does
+            db.session.commit()
+        pending.clear()
+        clock.now = now
+        over = state.phase == "game_over"
+        for seat, client in enumerate(clients):
+            page = client.get(f"/g/{gid}")
+            assert page.status_code == 200, (seat, page.text[:500])
+            offered = sorted(
+                json.dumps(f["cmd"], sort_keys=True) for f in forms_of(page.text) if f["cmd"]
+            )
+            legal = sorted(
+                json.dumps(public_command(c), sort_keys=True) for c in legal_commands(state, seat)
+            )
+            assert offered == legal, seat
+            assert page.text.count("hidden (R7.1)") == (0 if over else 3)
+        if turn % 3 and not over:
+            return
+        client = clients[turn % 4]
+        for path in ("/fragment", "/history", "/deals", "/inbox"):
+            assert client.get(f"/g/{gid}{path}").status_code == 200, path
+        deals = client.get(f"/g/{gid}/deals").text.count('class="deal-item')
+        if deals:
+            assert client.get(f"/g/{gid}/deals/{deals}").status_code == 200
+
+    checks = 0
+    for _ in range(5000):
+        if state.phase == "game_over":
+            break
+        due = next_deadline(state)
+        command = None
+        if due is not None and due <= now:
+            command = Command("timeout", None, {}, now)
+        else:
+            for seat in rng.sample(range(4), 4):
+                legal = legal_commands(state, seat)
+                choice = bots[seat].choose(state, seat, legal, rng) if legal else None
+                if choice is not None:
+                    args = {k: v for k, v in choice.items() if k != "do"}
+                    command = Command(choice["do"], seat, args, now)
+                    break
+        if command is None:
+            now = max(now, due) if due else now + timedelta(hours=1)
+            continue
+        try:
+            events = decide(state, command)
+        except RuleError:
+            now += timedelta(minutes=1)
+            continue
+        for event in events:
+            apply_in_place(state, event)
+            pending.append((event, now))
+        if {e.type for e in events} - seen:
+            seen |= {e.type for e in events}
+            flush_and_check(checks)
+            checks += 1
+        now += timedelta(minutes=rng.randint(1, 45))
+    flush_and_check(checks)
+    assert state.phase == "game_over"
+    page = clients[0].get(f"/g/{gid}").text
+    assert "Game over" in page and "Seed (A9)" in page

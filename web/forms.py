@@ -1,0 +1,170 @@
+"""Flask-WTF forms of the pages: creating a game and a seat's settings (CSRF included)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from flask_babel import lazy_gettext as _l
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from wtforms import (
+    BooleanField,
+    DecimalField,
+    EmailField,
+    FieldList,
+    Form,
+    FormField,
+    RadioField,
+    SelectField,
+    SelectMultipleField,
+    StringField,
+)
+from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.widgets import CheckboxInput, ListWidget, NumberInput
+
+from engine.options import DEFAULT_WINDOWS, VARIANTS
+from web.display import valid_timezone
+
+try:
+    from wtforms.fields.choices import SelectChoice
+except ImportError:  # WTForms before 3.3 takes (value, label) pairs
+
+    def SelectChoice(value: str, label: Any) -> tuple[str, Any]:  # noqa: N802
+        return (value, label)
+
+
+MAX_PLAYERS = 6
+MAX_WINDOW_HOURS = 720  # 30 days (engine.options: 2,592,000 seconds at most)
+
+VARIANT_HELP = {
+    "V1": _l("V1: boss cards do not change the turn order (play passes left of the opener)."),
+    "V2": _l("V2: a player holding 10 or more influence cards must open a deal on their turn."),
+    "V3": _l("V3: between two of your turns, be boss or play a card, else you must open a deal."),
+    "V4": _l("V4: draw by investors controlled: 0 → 4 cards, 1 → 3, 2 → 2, 3 or more → 1."),
+    "V5": _l("V5: a player holding fewer than 4 influence cards may not open a deal."),
+    "V6": _l("V6: from the 10th deal on, the hand limit is 10."),
+    "V7": _l("V7: short game: tiles #3, #6, #9 removed; from tile #10 end rolls add up to 6."),
+    "V8": _l("V8: less cut-throat: the two-player rules (V9) with 3 to 6 players."),
+    "V9": _l("V9: two-player rules: use opponents' investors by sharing the proceeds."),
+}
+
+
+class MultiCheckboxField(SelectMultipleField):
+    """Several checkboxes, one per choice."""
+
+    widget = ListWidget(prefix_label=False)
+    option_widget = CheckboxInput()
+
+
+class PlayerRow(Form):
+    """One player of a new game: name and email (a row left empty is skipped)."""
+
+    name = StringField(_l("Name"), [Optional(), Length(max=40)])
+    email = EmailField(_l("Email"), [Optional(), Length(max=254)])
+
+
+def _positive(form: Any, field: Any) -> None:
+    if field.data is not None and field.data <= 0:
+        raise ValidationError(_l("must be more than 0 hours"))
+
+
+def _hours(label: Any, seconds: int) -> DecimalField:
+    return DecimalField(
+        label,
+        default=Decimal(seconds) / 3600,
+        places=None,
+        widget=NumberInput(step="any", min="0"),
+        validators=[
+            InputRequired(_l("how many hours?")),
+            _positive,
+            NumberRange(max=MAX_WINDOW_HOURS, message=_l("at most 720 hours (30 days)")),
+        ],
+    )
+
+
+class NewGameForm(FlaskForm):
+    """Create a game (A1 windows, V1-V9, R3.5, R7.1, the board R1.4)."""
+
+    title = StringField(_l("Title"), [Optional(), Length(max=120)])
+    creator_email = EmailField(
+        _l("Your email (organiser, optional)"), [Optional(), Length(max=254)]
+    )
+    players = FieldList(FormField(PlayerRow), min_entries=MAX_PLAYERS, max_entries=MAX_PLAYERS)
+    turn_hours = _hours(_l("Turn window (hours)"), DEFAULT_WINDOWS["turn"])
+    stop_hours = _hours(_l("Stop window (hours)"), DEFAULT_WINDOWS["stop"])
+    last_call_hours = _hours(_l("Last call window (hours)"), DEFAULT_WINDOWS["last_call"])
+    negotiation_hours = _hours(_l("Negotiation window (hours)"), DEFAULT_WINDOWS["negotiation"])
+    variants = MultiCheckboxField(
+        _l("Variants"),
+        choices=[SelectChoice(v, VARIANT_HELP[v]) for v in VARIANTS],
+        validate_choice=True,
+    )
+    must_roll_after_close = BooleanField(
+        _l("After a closed deal the next player must roll before dealing (R3.5, seed 000)")
+    )
+    open_money = BooleanField(_l("Open money: everyone sees every money total (R7.1)"))
+    board_choice = RadioField(
+        _l("Board"),
+        choices=[
+            SelectChoice("default", _l("The default board (a balanced reconstruction)")),
+            SelectChoice("upload", _l("Upload a board file (JSON)")),
+        ],
+        default="default",
+    )
+    board_file = FileField(_l("Board file"))
+
+    def player_rows(self) -> list[tuple[str, str]]:
+        """The filled player rows as ``[(name, email)]``; raises ``ValueError`` with a message
+        for a half-filled row or a wrong number of players."""
+        rows = []
+        for entry in self.players.entries:
+            name = (entry.form.name.data or "").strip()
+            email = (entry.form.email.data or "").strip()
+            if not name and not email:
+                continue
+            if not name or not email:
+                raise ValueError(_l("every player needs both a name and an email address"))
+            rows.append((name, email))
+        if not 2 <= len(rows) <= MAX_PLAYERS:
+            raise ValueError(_l("a game takes 2 to 6 players (2 only with the V9 rules)"))
+        return rows
+
+    def window_seconds(self) -> dict[str, int]:
+        """The windows in seconds (A1), at least 1 second each."""
+        fields = {
+            "turn": self.turn_hours,
+            "stop": self.stop_hours,
+            "last_call": self.last_call_hours,
+            "negotiation": self.negotiation_hours,
+        }
+        return {k: max(1, round(f.data * 3600)) for k, f in fields.items()}
+
+
+NOTIFY_CHOICES = [
+    SelectChoice("every", _l("Every move: an email for everything that concerns me")),
+    SelectChoice("must_act", _l("Only when I must act (and invitations, and the game's end)")),
+    SelectChoice("digest", _l("What needs an answer at once; other news in a daily digest")),
+    SelectChoice("off", _l("No email (only this inbox)")),
+]
+
+
+def _timezone(form: Any, field: Any) -> None:
+    if not valid_timezone((field.data or "").strip()):
+        raise ValidationError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
+
+
+class SettingsForm(FlaskForm):
+    """A seat's settings: email preference, time zone, language."""
+
+    notify = RadioField(_l("Email me"), choices=NOTIFY_CHOICES, default="every")
+    timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), _timezone])
+    language = SelectField(
+        _l("Language"),
+        choices=[
+            SelectChoice("", _l("As my browser asks")),
+            SelectChoice("en", "English"),
+            SelectChoice("zh_Hans", "简体中文"),
+            SelectChoice("zh_Hant", "繁體中文"),
+        ],
+    )

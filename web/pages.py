@@ -1,0 +1,707 @@
+"""The web pages (issue 3, section 4): home, new game, seat and admin sign-in, the game page
+and its live fragment, the action endpoint, negotiations, history, inbox, settings, admin.
+
+Every page shows a seat only what ``engine.views.view`` and ``redact_event`` give that seat
+(A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
+action is a ``POST`` with a CSRF token that goes through ``web.service.submit``. Tokens are
+never logged nor shown again after sign-in (the organiser sees a seat's new link once, after a
+resend).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import available_timezones
+
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    flash,
+    get_flashed_messages,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from sqlalchemy import func, select, update
+from werkzeug.wrappers import Response
+
+from engine.events import Event
+from engine.game import MAX_CHAT, MAX_PRICE
+from engine.history import describe
+from engine.options import Options
+from engine.setup import tile_stack
+from engine.state import GameState
+from engine.views import legal_commands, view
+from web import LANGUAGES, display
+from web.auth import current_seat, is_admin, remember_admin, remember_seat
+from web.forms import VARIANT_HELP, NewGameForm, SettingsForm
+from web.models import EventRecord, Game, Notification, Seat, db
+from web.service import (
+    ServiceError,
+    create_game,
+    get_game,
+    is_admin_token,
+    load_state,
+    mark_seen,
+    now_utc,
+    resend_invitation,
+    seat_by_token,
+    seats_of,
+    set_seat_email,
+    set_status,
+    submit,
+)
+
+bp = Blueprint("pages", __name__)
+
+HISTORY_PAGE = 100
+INBOX_LIMIT = 200
+RECENT = 8
+
+
+def register(app: Flask) -> None:
+    """Add the pages blueprint to ``app`` (called by ``web.create_app``)."""
+    app.register_blueprint(bp)
+
+
+# -- every page ------------------------------------------------------------------------------
+
+
+@bp.app_context_processor
+def _page_globals() -> dict[str, Any]:
+    """The language switch and helpers every template (error pages too) can use."""
+    return {
+        "languages": LANGUAGES,
+        "current_lang": str(get_locale() or "en"),
+        "lang_url": _lang_url,
+        "local_time": display.local_time,
+        "card_text": display.card_text,
+        "price_text": display.price_text,
+    }
+
+
+def _lang_url(code: str) -> str:
+    """This page in another language (``?lang=``; ``select_locale`` keeps it in the session).
+    After a POST the link leads to the game's page (or home), never back to the action URL."""
+    if request.method == "GET":
+        path = request.path
+        args = {k: v for k, v in request.args.items() if k != "lang"}
+    else:
+        gid = (request.view_args or {}).get("gid")
+        path = url_for("pages.game_page", gid=gid) if gid else url_for("pages.home")
+        args = {}
+    args["lang"] = code
+    return f"{path}?{urlencode(args)}"
+
+
+@bp.after_app_request
+def _no_leaks(response: Response) -> Response:
+    """Pages never send their URL (which may hold a sign-in token) to another site, and pages
+    with one seat's information are not kept by shared caches."""
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if request.path.startswith("/g/") or request.path.startswith("/new"):
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+# -- home and a new game ---------------------------------------------------------------------
+
+
+@bp.get("/")
+def home() -> str:
+    """What this is, and a link to create a game."""
+    return render_template("home.html")
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def new_game() -> Any:
+    """Create a game: players, windows (A1), variants, R3.5, R7.1 and the board (R1.4)."""
+    form = NewGameForm()
+    errors: list[str] = []
+    if request.method == "POST":
+        if form.validate_on_submit():
+            try:
+                players = form.player_rows()
+                board = _board_from(form)
+                created = create_game(
+                    form.title.data or "",
+                    players,
+                    {
+                        "variants": list(form.variants.data or []),
+                        "must_roll_after_close": bool(form.must_roll_after_close.data),
+                        "open_money": bool(form.open_money.data),
+                        "windows": form.window_seconds(),
+                    },
+                    board=board,
+                    creator_email=form.creator_email.data or "",
+                )
+            except ValueError as exc:
+                errors.append(str(exc))
+            except ServiceError as exc:
+                errors.append(exc.message)
+            else:
+                remember_admin(created.game_id)
+                base = current_app.config["BASE_URL"].rstrip("/")
+                admin_link = f"{base}/g/{created.game_id}/admin/{created.admin_token}"
+                return render_template(
+                    "created.html",
+                    gid=created.game_id,
+                    title=form.title.data or "I'm the Boss!",
+                    admin_link=admin_link,
+                    players=players,
+                )
+        else:
+            errors.append(_("Some fields need another look (see below)."))
+        return render_template(
+            "new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP
+        ), 400
+    return render_template("new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP)
+
+
+def _board_from(form: NewGameForm) -> Any:
+    """``"default"`` or the uploaded board file's JSON (``load_board`` validates it inside
+    ``create_game``). Raises ``ValueError`` with a message."""
+    if form.board_choice.data != "upload":
+        return "default"
+    upload = form.board_file.data
+    if upload is None or not getattr(upload, "filename", ""):
+        raise ValueError(_("choose a board file to upload, or pick the default board"))
+    raw = upload.read(1 << 20)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
+
+
+# -- signing in ------------------------------------------------------------------------------
+
+
+@bp.get("/g/<gid>/s/<token>")
+def seat_link(gid: str, token: str) -> Response:
+    """A seat's secret link: signs this browser in as that seat (the session cookie only; no
+    game state changes on a GET) and goes on to the game page, so the token leaves the URL."""
+    seat = seat_by_token(gid, token)
+    remember_seat(gid, seat.seat_index)
+    if seat.locale in LANGUAGES and "lang" not in session:
+        session["lang"] = seat.locale
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+@bp.get("/g/<gid>/admin/<token>")
+def admin_link(gid: str, token: str) -> Response:
+    """The organiser's secret link: signs this browser in as the game's admin."""
+    if not is_admin_token(gid, token):
+        raise ServiceError(403, "bad_token", _("this link is not valid for this game"))
+    remember_admin(gid)
+    return redirect(url_for("pages.admin_page", gid=gid), 303)
+
+
+# -- who is looking --------------------------------------------------------------------------
+
+
+def _viewer(gid: str) -> tuple[Game, int | None, bool]:
+    """The game, the session's seat (or ``None``) and whether it is the organiser; 404 for an
+    unknown game, 403 for a browser that is neither."""
+    game = get_game(gid)
+    seat = current_seat(gid)
+    admin = is_admin(gid)
+    if seat is None and not admin:
+        raise ServiceError(
+            403, "not_signed_in", _("Open the link from your invitation to see this game.")
+        )
+    return game, seat, admin
+
+
+def _seat_only(gid: str) -> tuple[Game, int, bool]:
+    game, seat, admin = _viewer(gid)
+    if seat is None:
+        raise ServiceError(
+            403, "not_a_seat", _("Only a player of this game can do this: open your invitation.")
+        )
+    return game, seat, admin
+
+
+def _seat_row(gid: str, seat: int | None) -> Seat | None:
+    if seat is None:
+        return None
+    return db.session.execute(
+        select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
+    ).scalar_one_or_none()
+
+
+def _unread(gid: str, seat: int | None) -> int:
+    if seat is None:
+        return 0
+    return db.session.execute(
+        select(func.count())
+        .select_from(Notification)
+        .where(
+            Notification.game_id == gid,
+            Notification.seat_index == seat,
+            Notification.read_at.is_(None),
+        )
+    ).scalar_one()
+
+
+def _frame(game: Game, seat: int | None, admin: bool, state: GameState | None = None) -> dict:
+    """What every game page's frame needs: the game, who is looking, their zone, the nav."""
+    row = _seat_row(game.id, seat)
+    players = list(state.players) if state is not None else [s.name for s in seats_of(game.id)]
+    return {
+        "game": game,
+        "gid": game.id,
+        "seat": seat,
+        "admin": admin,
+        "players": players,
+        "me": players[seat] if seat is not None else None,
+        "tz": (row.timezone if row is not None else "UTC") or "UTC",
+        "now": now_utc(),
+        "unread": _unread(game.id, seat),
+        "time_left": display.time_left,
+        "is_past": display.is_past,
+    }
+
+
+# -- the game page ---------------------------------------------------------------------------
+
+
+def _records(
+    gid: str, after: int = 0, upto: int | None = None, newest: int | None = None
+) -> list[tuple[int, datetime, Event]]:
+    """Events with their sequence numbers and times (``newest``: only the last so many)."""
+    query = select(
+        EventRecord.seq,
+        EventRecord.created_at,
+        EventRecord.type,
+        EventRecord.body,
+        EventRecord.seat,
+    ).where(EventRecord.game_id == gid, EventRecord.seq > after)
+    if upto is not None:
+        query = query.where(EventRecord.seq <= upto)
+    if newest is not None:
+        rows = db.session.execute(query.order_by(EventRecord.seq.desc()).limit(newest)).all()
+        rows.reverse()
+    else:
+        rows = db.session.execute(query.order_by(EventRecord.seq)).all()
+    return [
+        (seq, at, Event.from_json({**body, "type": type_, "by": by}))
+        for seq, at, type_, body, by in rows
+    ]
+
+
+def _deal_start(gid: str) -> int | None:
+    """The sequence number of the running negotiation's ``deal_opened``."""
+    return db.session.execute(
+        select(func.max(EventRecord.seq)).where(
+            EventRecord.game_id == gid, EventRecord.type == "deal_opened"
+        )
+    ).scalar_one_or_none()
+
+
+def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
+    """Everything the live part of the game page shows ``seat`` (A8: through ``view``)."""
+    state = load_state(game)
+    ctx = _frame(game, seat, admin, state)
+    v = view(state, seat)
+    players = ctx["players"]
+    forms: list = []
+    if seat is not None and game.status == "active":
+        forms = display.command_forms(legal_commands(state, seat), v, players)
+    chat: list[display.Row] = []
+    if v["deal"] is not None:
+        start = _deal_start(game.id)
+        if start is not None:
+            chat = [
+                display.event_row(seq, at, ev, players, seat)
+                for seq, at, ev in _records(game.id, after=start)
+                if ev.type == "chat"
+            ][-20:]
+    recent = [
+        display.event_row(seq, at, ev, players, seat)
+        for seq, at, ev in _records(game.id, newest=RECENT)
+    ]
+    recent.reverse()
+    space_of_deal = v["deal"]["space"] if v["deal"] else None
+    ctx.update(
+        v=v,
+        forms=forms,
+        chat=chat,
+        recent=recent,
+        ring=display.RING,
+        deal_space=v["board"][space_of_deal] if space_of_deal is not None else None,
+        requirement_html=display.requirement_html,
+        missing_text=display.missing_text,
+        chips=display.chips,
+        pending_text=display.pending_text,
+        wait_reasons=display.WAIT_REASONS,
+        notices=[],
+        error=None,
+    )
+    return ctx
+
+
+@bp.get("/g/<gid>")
+def game_page(gid: str) -> str:
+    """The game page: board, seats, your hand and money, the negotiation, deadlines, who the
+    game waits for, and one form per legal command. Marks the game seen for the seat."""
+    game, seat, admin = _viewer(gid)
+    ctx = _live_context(game, seat, admin)
+    ctx["notices"] = get_flashed_messages()
+    if seat is not None:
+        mark_seen(gid, seat, game.last_seq)
+    return render_template("game.html", **ctx)
+
+
+@bp.get("/g/<gid>/fragment")
+def fragment(gid: str) -> str:
+    """The live part of the game page alone (htmx polls it every 15 s)."""
+    game, seat, admin = _viewer(gid)
+    ctx = _live_context(game, seat, admin)
+    if seat is not None:
+        mark_seen(gid, seat, game.last_seq)
+    return render_template("partials/live.html", **ctx)
+
+
+# -- acting ----------------------------------------------------------------------------------
+
+_WHOLE = re.compile(r"^\d{1,9}$")
+
+
+def parse_price(amount: str, kind: str) -> dict[str, int]:
+    """A price from the form: a whole number from 0 to ``MAX_PRICE`` of ``cash`` (M) or
+    ``shares``. Raises ``ServiceError`` 400 with a clear message otherwise."""
+    text = (amount or "").strip()
+    if not _WHOLE.match(text) or int(text) > MAX_PRICE:
+        raise ServiceError(
+            400,
+            "bad_price",
+            _(
+                "A price is a whole number from 0 to %(max)d (you sent “%(sent)s”).",
+                max=MAX_PRICE,
+                sent=text[:20],
+            ),
+            "R4.2",
+        )
+    if kind not in ("cash", "shares"):
+        raise ServiceError(400, "bad_price", _("A price is in M (cash) or in shares."), "R4.2")
+    return {kind: int(text)}
+
+
+def command_from_form(form: Any) -> dict[str, Any]:
+    """The command a game-page form posts: its hidden ``cmd`` JSON plus the inputs of its
+    ``needs`` (price, text, cards). Raises ``ServiceError`` 400 for a malformed form."""
+    raw = form.get("cmd", "")
+    try:
+        cmd = json.loads(raw) if len(raw) <= 2000 else None
+    except ValueError:
+        cmd = None
+    if not isinstance(cmd, dict) or not isinstance(cmd.get("do"), str):
+        raise ServiceError(
+            400, "bad_form", _("This form's command could not be read; reload the page.")
+        )
+    cmd = {k: v for k, v in cmd.items() if k not in ("needs", "count", "by", "at")}
+    if "price" in form or "price_kind" in form:
+        cmd["price"] = parse_price(form.get("price", ""), form.get("price_kind", "cash"))
+    if "text" in form:
+        text = form.get("text", "")
+        if not text.strip() or len(text) > MAX_CHAT:
+            raise ServiceError(
+                400, "bad_text", _("Write 1 to %(max)d characters.", max=MAX_CHAT), "R4.8"
+            )
+        cmd["text"] = text
+    if cmd["do"] == "discard":
+        cards = form.getlist("cards")
+        count = form.get("count", "")
+        if not cards or len(cards) > 30:
+            raise ServiceError(400, "bad_cards", _("Choose the cards to discard."), "R6.6")
+        if count.isdigit() and len(cards) != int(count):
+            raise ServiceError(
+                400,
+                "bad_cards",
+                _(
+                    "Choose exactly %(num)d cards to discard (you chose %(got)d).",
+                    num=int(count),
+                    got=len(cards),
+                ),
+                "R6.6",
+            )
+        cmd["cards"] = cards
+    return cmd
+
+
+@bp.post("/g/<gid>/act")
+def act(gid: str) -> Any:
+    """Post one command (from a game-page form) through ``submit``; then back to the game page
+    (303, Post/Redirect/Get) or, for htmx, the refreshed live fragment. Refusals are 4xx pages
+    (or, for htmx, the fragment with the message) and change nothing."""
+    get_game(gid)  # 404 for an unknown game
+    seat = current_seat(gid)
+    if seat is None:
+        raise ServiceError(
+            403, "not_a_seat", _("Only a player of this game can act: open your invitation.")
+        )
+    try:
+        command = command_from_form(request.form)
+        result = submit(gid, seat, command, request.form.get("key", ""))
+    except ServiceError as exc:
+        if _htmx() and exc.status in (400, 409):
+            ctx = _live_context(get_game(gid), seat, is_admin(gid))
+            ctx["error"] = exc
+            return render_template("partials/live.html", **ctx), exc.status
+        raise
+    players = [s.name for s in seats_of(gid)]
+    if result.duplicate:
+        notices = [_("That was already done (the same form was sent twice).")]
+    else:
+        notices = [describe(event, players, seat) for _seq, event in result.events]
+    if _htmx():
+        ctx = _live_context(get_game(gid), seat, is_admin(gid))
+        ctx["notices"] = notices
+        return render_template("partials/live.html", **ctx)
+    for line in notices[:8]:  # the session cookie holds them: keep it small (a chat may be long)
+        flash(line if len(line) <= 200 else line[:199] + "…")
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+# -- negotiations and history ----------------------------------------------------------------
+
+
+def _game_records(game: Game) -> tuple[GameState, list[tuple[int, datetime, Event]]]:
+    return load_state(game), _records(game.id)
+
+
+@bp.get("/g/<gid>/deals")
+def deals(gid: str) -> str:
+    """Every negotiation of the game, numbered 1..n (each ``deal_opened`` starts one)."""
+    game, seat, admin = _viewer(gid)
+    state, records = _game_records(game)
+    negs = display.negotiations(records, list(state.players), seat)
+    tiles = tile_stack(Options.from_json(game.settings.get("options")))
+    ctx = _frame(game, seat, admin, state)
+    ctx.update(
+        negotiations=negs,
+        board=state.board.to_json(),
+        tiles=tiles,
+        fail_reasons=display.FAIL_REASONS,
+        requirement_html=display.requirement_html,
+    )
+    return render_template("deals.html", **ctx)
+
+
+@bp.get("/g/<gid>/deals/<int:number>")
+def deal(gid: str, number: int) -> str:
+    """One negotiation's timeline: opened, cards, offers and counters, agreements, windows and
+    who answered, boss changes and lapses, and how it ended (payouts per seat)."""
+    game, seat, admin = _viewer(gid)
+    state, records = _game_records(game)
+    negs = display.negotiations(records, list(state.players), seat)
+    if not 1 <= number <= len(negs):
+        raise ServiceError(404, "no_deal", _("There is no negotiation number %(n)d.", n=number))
+    neg = negs[number - 1]
+    board = state.board.to_json()
+    space = board[neg.space]
+    tiles = tile_stack(Options.from_json(game.settings.get("options")))
+    ctx = _frame(game, seat, admin, state)
+    ctx.update(
+        neg=neg,
+        count=len(negs),
+        space=space,
+        proceeds=neg.proceeds(space["shares"], tiles),
+        fail_reasons=display.FAIL_REASONS,
+        answers=display.ANSWERS,
+        window_results=display.WINDOW_RESULTS,
+        requirement_html=display.requirement_html,
+        terms_reasons={
+            "rejected": _("rejected"),
+            "withdrawn": _("withdrawn"),
+            "lapsed": _("lapsed"),
+        },
+    )
+    return render_template("deal.html", **ctx)
+
+
+@bp.get("/g/<gid>/history")
+def history(gid: str) -> str:
+    """The whole game's history, newest first, 100 events a page."""
+    game, seat, admin = _viewer(gid)
+    state = load_state(game)
+    pages = max(1, math.ceil(game.last_seq / HISTORY_PAGE))
+    try:
+        page = min(max(1, int(request.args.get("page", "1"))), pages)
+    except ValueError:
+        page = 1
+    upto = game.last_seq - (page - 1) * HISTORY_PAGE
+    after = max(0, upto - HISTORY_PAGE)
+    players = list(state.players)
+    rows = [
+        display.event_row(seq, at, ev, players, seat)
+        for seq, at, ev in _records(gid, after=after, upto=upto)
+    ]
+    rows.reverse()
+    ctx = _frame(game, seat, admin, state)
+    ctx.update(rows=rows, page=page, pages=pages)
+    return render_template("history.html", **ctx)
+
+
+# -- inbox and settings ----------------------------------------------------------------------
+
+NOTIFICATION_KINDS = {
+    "invited": "✉",
+    "your_turn": "▶",
+    "place_marker": "$",
+    "discard": "✂",
+    "stop": "⚑",
+    "last_call": "🔔",
+    "offer": "✎",
+    "deal_opened": "🤝",
+    "agreement": "✔",
+    "boss_changed": "👑",
+    "deal_closed": "💰",
+    "deal_failed": "✗",
+    "game_over": "🏁",
+}
+
+
+@bp.get("/g/<gid>/inbox")
+def inbox(gid: str) -> str:
+    """The seat's own notifications, newest first; unread ones highlighted."""
+    game, seat, admin = _seat_only(gid)
+    rows = (
+        db.session.execute(
+            select(Notification)
+            .where(Notification.game_id == gid, Notification.seat_index == seat)
+            .order_by(Notification.id.desc())
+            .limit(INBOX_LIMIT)
+        )
+        .scalars()
+        .all()
+    )
+    ctx = _frame(game, seat, admin)
+    ctx.update(rows=rows, icons=NOTIFICATION_KINDS)
+    return render_template("inbox.html", **ctx)
+
+
+@bp.post("/g/<gid>/inbox/read")
+def inbox_read(gid: str) -> Response:
+    """Mark all of the seat's notifications read."""
+    _game, seat, _admin = _seat_only(gid)
+    db.session.execute(
+        update(Notification)
+        .where(
+            Notification.game_id == gid,
+            Notification.seat_index == seat,
+            Notification.read_at.is_(None),
+        )
+        .values(read_at=now_utc())
+    )
+    db.session.commit()
+    return redirect(url_for("pages.inbox", gid=gid), 303)
+
+
+@bp.route("/g/<gid>/settings", methods=["GET", "POST"])
+def settings(gid: str) -> Any:
+    """The seat's settings: email preference, time zone, language."""
+    game, seat, admin = _seat_only(gid)
+    row = _seat_row(gid, seat)
+    form = SettingsForm(
+        data=None
+        if request.method == "POST"
+        else {"notify": row.notify, "timezone": row.timezone or "UTC", "language": row.locale}
+    )
+    if request.method == "POST":
+        if form.validate_on_submit():
+            row.notify = form.notify.data
+            row.timezone = form.timezone.data.strip()
+            row.locale = form.language.data or ""
+            db.session.commit()
+            if row.locale:
+                session["lang"] = row.locale
+            else:
+                session.pop("lang", None)
+            flash(_("Settings saved."))
+            return redirect(url_for("pages.settings", gid=gid), 303)
+        ctx = _frame(game, seat, admin)
+        ctx.update(form=form, zones=_zones(), notices=[])
+        return render_template("settings.html", **ctx), 400
+    ctx = _frame(game, seat, admin)
+    ctx.update(form=form, zones=_zones(), notices=get_flashed_messages())
+    return render_template("settings.html", **ctx)
+
+
+def _zones() -> list[str]:
+    return sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
+
+
+# -- admin -----------------------------------------------------------------------------------
+
+
+def _admin_only(gid: str) -> Game:
+    game = get_game(gid)
+    if not is_admin(gid):
+        raise ServiceError(
+            403, "not_admin", _("Only the organiser can do this: open the admin link.")
+        )
+    return game
+
+
+@bp.get("/g/<gid>/admin")
+def admin_page(gid: str) -> str:
+    """The organiser's page: pause or resume, fix a seat's email, resend an invitation."""
+    game = _admin_only(gid)
+    ctx = _frame(game, current_seat(gid), True)
+    ctx.update(seats=seats_of(gid), notices=get_flashed_messages())
+    return render_template("admin.html", **ctx)
+
+
+@bp.post("/g/<gid>/admin/pause")
+def admin_pause(gid: str) -> Response:
+    """Pause the game: commands are refused (409) until it is resumed."""
+    _admin_only(gid)
+    set_status(gid, "paused")
+    flash(_("The game is paused."))
+    return redirect(url_for("pages.admin_page", gid=gid), 303)
+
+
+@bp.post("/g/<gid>/admin/resume")
+def admin_resume(gid: str) -> Response:
+    """Resume a paused game."""
+    _admin_only(gid)
+    set_status(gid, "active")
+    flash(_("The game is running again."))
+    return redirect(url_for("pages.admin_page", gid=gid), 303)
+
+
+@bp.post("/g/<gid>/admin/seat/<int:index>/email")
+def admin_email(gid: str, index: int) -> Response:
+    """Fix a seat's email address."""
+    _admin_only(gid)
+    set_seat_email(gid, index, request.form.get("email", ""))
+    flash(_("Email address of seat %(n)d saved.", n=index + 1))
+    return redirect(url_for("pages.admin_page", gid=gid), 303)
+
+
+@bp.post("/g/<gid>/admin/seat/<int:index>/resend")
+def admin_resend(gid: str, index: int) -> str:
+    """Give the seat a new secret link (the old one stops working), queue a new invitation,
+    and show the new link to the organiser so they can pass it on by hand."""
+    game = _admin_only(gid)
+    link = resend_invitation(gid, index)
+    seat = _seat_row(gid, index)
+    ctx = _frame(game, current_seat(gid), True)
+    ctx.update(link=link, target=seat)
+    return render_template("admin_resend.html", **ctx)

@@ -1,0 +1,15 @@
+/* I'm the Boss!: small helpers for htmx. The pages work without this file. */
+/* The game page refreshes its live part every 15 s; skip a refresh while the player is filling
+   in a form there, so a half-typed price or a ticked card is not wiped. */
+function ibIdle() {
+  var live = document.getElementById("live");
+  if (!live) return false;
+  var active = document.activeElement;
+  if (active && live.contains(active) && active.matches("input, select, textarea")) return false;
+  var inputs = live.querySelectorAll("form input[type=number], form textarea, form input[type=checkbox]");
+  for (var i = 0; i < inputs.length; i++) {
+    var el = inputs[i];
+    if (el.type === "checkbox" ? el.checked : el.value) return false;
+  }
+  return true;
+}
