@@ -117,6 +117,22 @@ def _terms_view(state: GameState, t: Terms) -> dict[str, Any]:
     return {**t.to_json(), "amount": _price_value(state, t.price)}
 
 
+def _pending_view(state: GameState) -> dict[str, Any] | None:
+    """The card waiting out its stop window (A2), in a deal or in the discard step (R6.6)."""
+    p = state.pending
+    if p is None:
+        return None
+    return {
+        "seat": p.seat,
+        "kind": p.kind,
+        "cards": [CARD_NAMES[c] for c in p.cards],
+        "target": _target_text(state, p.target),
+        "window": p.window.id,
+        "deadline": format_time(p.window.deadline),
+        "waiting_for": stop_waiting_for(state),
+    }
+
+
 def _deal_view(state: GameState) -> dict[str, Any] | None:
     deal = state.deal
     if deal is None:
@@ -145,17 +161,7 @@ def _deal_view(state: GameState) -> dict[str, Any] | None:
         "pending": None,
         "last_call": None,
     }
-    if state.pending is not None:
-        p = state.pending
-        out["pending"] = {
-            "seat": p.seat,
-            "kind": p.kind,
-            "cards": [CARD_NAMES[c] for c in p.cards],
-            "target": _target_text(state, p.target),
-            "window": p.window.id,
-            "deadline": format_time(p.window.deadline),
-            "waiting_for": stop_waiting_for(state),
-        }
+    out["pending"] = _pending_view(state)
     if state.last_call is not None:
         out["last_call"] = {
             "window": state.last_call.id,
@@ -200,6 +206,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         "draw_pile_count": len(state.draw_pile),
         "discard_pile": multiset(state.discard_pile),
         "deal": _deal_view(state),
+        "pending": _pending_view(state),
         "discard_owed": {str(k): v for k, v in state.discard_owed.items()},
         "awaiting": [{**a, "until": format_time(a["until"])} for a in awaiting(state)],
         "winners": list(state.winners),

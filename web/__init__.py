@@ -7,7 +7,9 @@ unset), ``SECRET_KEY`` (else one is generated once and kept in ``instance/secret
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,26 @@ def _begin(conn: Any) -> None:
     serialised as PostgreSQL's row lock does."""
     if conn.dialect.name == "sqlite":
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+SECRET_PATHS = re.compile(r"(/s/|/admin/|/m/|/u/[\w-]+/)[\w.-]{10,}")
+
+
+class RedactSecrets(logging.Filter):
+    """Secret link tokens never reach a log line (A8): request lines show ``/s/…`` instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args:
+            record.args = tuple(
+                SECRET_PATHS.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args
+            )
+        if isinstance(record.msg, str):
+            record.msg = SECRET_PATHS.sub(r"\1…", record.msg)
+        return True
+
+
+for _name in ("werkzeug", "gunicorn.access"):
+    logging.getLogger(_name).addFilter(RedactSecrets())
 
 
 def select_locale() -> str:

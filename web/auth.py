@@ -8,14 +8,18 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 from __future__ import annotations
 
 from flask import abort, request, session
+from sqlalchemy import select
 
+from web.models import Seat, db
 from web.service import ServiceError, is_admin_token, seat_by_token
 
 
-def remember_seat(game_id: str, seat: int) -> None:
-    """Sign the browser in as ``seat`` of ``game_id``."""
+def remember_seat(game_id: str, seat: Seat) -> None:
+    """Sign the browser in as ``seat`` of ``game_id``. The session keeps a fingerprint of the
+    seat's token: when the organiser replaces the token ("resend invitation"), the session ends
+    with the old link."""
     seats = dict(session.get("seats", {}))
-    seats[game_id] = seat
+    seats[game_id] = [seat.seat_index, seat.token_hash[:16]]
     session["seats"] = seats
     session.permanent = True
 
@@ -37,8 +41,15 @@ def current_seat(game_id: str) -> int | None:
             return seat_by_token(game_id, header[7:].strip()).seat_index
         except ServiceError as exc:
             abort(exc.status, exc.message)
-    seat = session.get("seats", {}).get(game_id)
-    return seat if isinstance(seat, int) else None
+    entry = session.get("seats", {}).get(game_id)
+    if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)):
+        return None
+    token_hash = db.session.execute(
+        select(Seat.token_hash).where(Seat.game_id == game_id, Seat.seat_index == entry[0])
+    ).scalar_one_or_none()
+    if token_hash is None or token_hash[:16] != entry[1]:
+        return None  # the seat's link was replaced since this browser signed in
+    return entry[0]
 
 
 def is_admin(game_id: str) -> bool:

@@ -69,7 +69,7 @@ def _verify(salt: str, game_id: str, signed: str) -> Seat:
 def mail_sign_in(game_id: str, signed: str):
     """Sign in from an email link and open the game."""
     seat = _verify("seat-link", game_id, signed)
-    remember_seat(game_id, seat.seat_index)
+    remember_seat(game_id, seat)
     return redirect(f"/g/{game_id}", code=303)
 
 

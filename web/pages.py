@@ -196,7 +196,7 @@ def seat_link(gid: str, token: str) -> Response:
     """A seat's secret link: signs this browser in as that seat (the session cookie only; no
     game state changes on a GET) and goes on to the game page, so the token leaves the URL."""
     seat = seat_by_token(gid, token)
-    remember_seat(gid, seat.seat_index)
+    remember_seat(gid, seat)
     if seat.locale in LANGUAGES and "lang" not in session:
         session["lang"] = seat.locale
     return redirect(url_for("pages.game_page", gid=gid), 303)

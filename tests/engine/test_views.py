@@ -4,6 +4,7 @@ hand-built positions."""
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -320,3 +321,37 @@ def test_legal_commands_after_effect_match_a2_a3():
     t.do(2, "boss")
     allow_all(t)
     assert t.state.deal.boss == 2
+
+
+def test_a2_pending_recruit_in_the_discard_step_is_in_the_view():
+    """R6.6, A2: a triple recruit played in the discard step shows in every seat's view."""
+    from datetime import datetime
+
+    from engine.board import default_board
+    from engine.game import Command, decide
+    from engine.options import Options
+    from engine.setup import position
+    from engine.state import apply_in_place, replay
+    from engine.views import view
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    hand = ["recruit"] * 3 + ["family:C"] * 4 + ["family:D"] * 4 + ["boss"]
+    spec = {
+        "investors": {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]},
+        "side_pool": ["S", "W"],
+        "hands": {0: hand},
+        "draw_pile": "rest",
+        "marker": 0,
+        "active": 0,
+    }
+    state = replay(position(["A", "B", "C", "D"], Options(), default_board(), 1, t0, spec, [1]))
+    for command in (Command("roll", 0, {}, t0), Command("draw", 0, {}, t0)):
+        for event in decide(state, command):
+            apply_in_place(state, event)
+    assert state.phase == "discard" and state.discard_owed == {0: 3}
+    for event in decide(state, Command("recruit", 0, {"target": "S"}, t0)):
+        apply_in_place(state, event)
+    for seat in range(4):
+        pending = view(state, seat)["pending"]
+        assert pending["kind"] == "recruit" and pending["seat"] == 0 and pending["target"] == "S"
+        assert view(state, seat)["deal"] is None

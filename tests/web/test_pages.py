@@ -395,6 +395,8 @@ def test_admin_pause_makes_act_refuse(app, game) -> None:
     link = re.search(rf"http://testserver(/g/{gid}/s/[\w-]+)", resent.text)
     assert link and "b2@example.org" in resent.text
     assert app.test_client().get(f"/g/{gid}/s/{created.seat_tokens[1]}").status_code == 403
+    # the browser that signed in with the old link is signed out too
+    assert clients[1].get(f"/g/{gid}").status_code == 403
     assert app.test_client().get(link.group(1)).status_code == 303
 
 
