@@ -70,7 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--json", action="store_true", help="print the event log as JSON")
     sim.set_defaults(func=_simulate)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `imtheboss simulate | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
     if (
         state.phase == "discard"
         and command.by in state.discard_owed
-        and command.do not in ("discard", "recruit", "chat")
+        and command.do not in ("discard", "recruit")
     ):
         raise RuleError("hand_over_limit", "discard down to your hand limit first", "R6.6")
     ctx = _Ctx(state, command)
@@ -160,7 +160,7 @@ def _letter_arg(value: Any) -> str:
 
 
 def _card_name_arg(value: Any) -> str:
-    if not (is_card_name(value) or value in INVESTOR_CARDS):
+    if not isinstance(value, str) or not (is_card_name(value) or value in INVESTOR_CARDS):
         raise RuleError("bad_command", f"unknown card {value!r} (e.g. 'family:W', 'investor:C')")
     return value
 
@@ -241,6 +241,8 @@ def _card_play_phase(ctx: _Ctx, rule: str) -> None:
         raise RuleError(
             "wrong_phase", "the boss has called for closing; others answer the last call", "A3"
         )
+    if s.phase == "last_call" and ctx.by in s.last_call.answered:
+        raise RuleError("already_answered", "you passed in this last call", "A3")
     _new_card_allowed(ctx)
 
 
@@ -520,6 +522,8 @@ def _propose(ctx: _Ctx) -> None:
         if kind not in ("investor", "family") or letter is None:
             raise RuleError("bad_command", "terms name an investor or family card, or none", "R4.3")
         _needed_letter(ctx, letter)
+        if kind == "investor" and letter in s.deal.travel_on:
+            raise RuleError("invalid_target", f"investor {letter} is on travel", "R5.1")
         if kind == "investor" and s.investors.get(letter) != to:
             raise RuleError(
                 "invalid_target", f"{s.players[to]} does not control investor {letter}", "R4.3"
@@ -592,6 +596,12 @@ def _accept(ctx: _Ctx) -> None:
         _new_card_allowed(ctx)
         (card,) = _find_in_hand(ctx, ctx.by, terms.card)
         ctx.emit("family_played", {"seat": ctx.by, "card": card}, ctx.by)
+    if terms.letter is not None and not can_supply(s, terms.provider, terms.letter):
+        raise RuleError(
+            "invalid_target",
+            f"{s.players[terms.provider]} has no card for {terms.letter} that can take part",
+            "R4.7",
+        )
     ctx.emit(
         "agreement_made",
         {
@@ -641,9 +651,22 @@ def _open_stop_window(ctx: _Ctx, kind: str, cards: list[int], target: str | None
         "window": f"w{s.window_seq}",
         "deadline": ctx.deadline("stop"),
         "cancels_close": s.phase == "last_call",
+        "owner": _target_owner(s, target),
     }
     ctx.emit("card_pending", data, ctx.by)
     _maybe_resolve_stop(ctx, ctx.by)
+
+
+def _target_owner(s: GameState, target: str | None) -> int | None:
+    """Whose card a travel targets (public: investor cards and table cards lie face up)."""
+    if target is None or s.deal is None:
+        return None
+    if target.startswith("investor:"):
+        return s.investors.get(target.split(":")[1])
+    if target.startswith("family:"):
+        card = int(target.split(":")[1])
+        return next((o for c, o in s.deal.table_family if c == card), None)
+    return s.investors.get(target)  # recruit: the letter's current controller
 
 
 def _travel(ctx: _Ctx) -> None:
@@ -1015,7 +1038,7 @@ def _expire(ctx: _Ctx, w: Window) -> None:
         ctx.emit("timed_out", {"window": w.id, "kind": "last_call", "missed": late})
         _close_deal(ctx, None)
     elif s.deal is not None and w is s.deal.window:
-        ctx.emit("timed_out", {"window": w.id, "kind": "negotiation", "missed": [s.deal.boss]})
+        ctx.emit("timed_out", {"window": w.id, "kind": "negotiation", "missed": []})
         ctx.emit("negotiation_expired", {"window": w.id}, None)
         _finish_expired(ctx, None)
     elif w.kind == "discard":

@@ -71,7 +71,14 @@ def describe(event: Event, players: list[str], seat: int | None = None) -> str:
         card = d["card"] or "no card"
         return f"Agreement: {who('provider')} gets {_price(d['price'])} for {card}"
     if t == "card_pending":
-        target = f" on {d['target']}" if d["target"] else ""
+        target = ""
+        if d["target"]:
+            label = d["target"]
+            if label.startswith("family:"):
+                label = CARD_NAMES[int(label.split(":")[1])]
+            owner = d.get("owner")
+            of = f" of {players[owner]}" if isinstance(owner, int) else " from the side pool"
+            target = f" on {label}{of}"
         if d["kind"] == "boss":
             return f'{who()} plays a boss card: "I\'m the Boss!" (stop window {d["window"]})'
         if d["kind"] == "recruit":

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from engine.cards import CARD_NAMES, card_letter
 from engine.state import GameState
 
-# R6.3: boss's own cards first, then agreements; investor cards before family cards.
-BOSS_INVESTOR, BOSS_FAMILY, AGREED_INVESTOR, AGREED_FAMILY = 0, 1, 2, 3
+# R6.3: investor cards before family cards (no card is discarded when an investor card can fill
+# the letter); within each, the boss's own before cards under agreement (V9: opponents'
+# investor cards rank with agreed ones). See docs/rules-decisions.md.
+BOSS_INVESTOR, AGREED_INVESTOR, BOSS_FAMILY, AGREED_FAMILY = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)

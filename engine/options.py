@@ -58,6 +58,8 @@ class Options:
     def from_json(cls, data: dict[str, Any] | None) -> Options:
         """Build options from ``{"variants": [...], "must_roll_after_close": bool, "open_money":
         bool, "windows": {kind: seconds}}`` (every key optional). Raises ``OptionsError``."""
+        if data is not None and not isinstance(data, dict):
+            raise OptionsError("options must be an object")
         data = dict(data or {})
         unknown = set(data) - {"variants", "must_roll_after_close", "open_money", "windows"}
         if unknown:

@@ -48,10 +48,14 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path} is not UTF-8 text") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"{path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path} is nested too deeply") from None
     if not isinstance(doc, dict):
         raise ScenarioError("a scenario is a JSON object")
     return doc
@@ -84,7 +88,7 @@ def _setup(doc: dict[str, Any]) -> tuple[GameState, list, dict[str, int]]:
     if not isinstance(seed, int | str) or isinstance(seed, bool):
         raise ScenarioError("seed must be an integer or a string")
     dice = doc.get("dice", [])
-    if not isinstance(dice, list) or any(isinstance(d, bool) or d not in range(1, 7) for d in dice):
+    if not isinstance(dice, list) or any(type(d) is not int or not 1 <= d <= 6 for d in dice):
         raise ScenarioError("dice must be a list of numbers 1-6")
     try:
         if "state" in doc:
@@ -94,11 +98,13 @@ def _setup(doc: dict[str, Any]) -> tuple[GameState, list, dict[str, int]]:
             events = new_game(players, options, board, seed, START, dice)
     except SetupError as exc:
         raise ScenarioError(f"state: {exc}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape no check foresaw
+        raise ScenarioError(f"state: malformed ({type(exc).__name__}: {exc})") from None
     return replay(events), events, seats
 
 
 def _seat(seats: dict[str, int], name: Any, where: str) -> int:
-    if name not in seats:
+    if not isinstance(name, str) or name not in seats:
         raise ScenarioError(f"unknown player {name!r} in {where}")
     return seats[name]
 
@@ -107,6 +113,24 @@ def _seat_state(spec: Any, seats: dict[str, int]) -> dict[str, Any]:
     if not isinstance(spec, dict):
         raise ScenarioError("state must be an object")
     out = dict(spec)
+    for key in ("side_pool", "discard_pile", "draw_pile_top", "covered"):
+        if key in spec and not isinstance(spec[key], list):
+            raise ScenarioError(f"state.{key} must be a list")
+    if (
+        "draw_pile" in spec
+        and spec["draw_pile"] != "rest"
+        and not isinstance(spec["draw_pile"], list)
+    ):
+        raise ScenarioError('state.draw_pile must be a list of cards or "rest"')
+    for key in ("investors", "hands"):
+        for name, value in (spec.get(key) or {}).items() if isinstance(spec.get(key), dict) else ():
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                raise ScenarioError(f"state.{key}.{name} must be a list of names")
+    for key in ("side_pool", "discard_pile", "draw_pile_top"):
+        if not all(isinstance(x, str) for x in spec.get(key, [])):
+            raise ScenarioError(f"state.{key} must be a list of names")
+    if not all(type(x) is int for x in spec.get("covered", [])):
+        raise ScenarioError("state.covered must be a list of space indices")
     for key in ("investors", "hands", "money"):
         if key in spec:
             if not isinstance(spec[key], dict):
@@ -128,7 +152,7 @@ def _command(raw: Any, seats: dict[str, int], index: int, at: datetime) -> Comma
                 raise ScenarioError(f"unknown field {key!r} in command {index} ({do})")
     by = None
     if do != "timeout":
-        if raw.get("by") not in seats:
+        if not isinstance(raw.get("by"), str) or raw["by"] not in seats:
             raise RuleError("bad_command", f"unknown player {raw.get('by')!r}")
         by = seats[raw["by"]]
     elif "by" in raw:
@@ -136,7 +160,7 @@ def _command(raw: Any, seats: dict[str, int], index: int, at: datetime) -> Comma
     args = {k: v for k, v in raw.items() if k not in ("by", "do")}
     for key in SEAT_ARGS:
         if key in args:
-            if args[key] not in seats:
+            if not isinstance(args[key], str) or args[key] not in seats:
                 raise RuleError("bad_command", f"unknown player {args[key]!r}")
             args[key] = seats[args[key]]
     target = args.get("target")
@@ -190,6 +214,9 @@ def _check_expect_shape(expect: Any) -> None:
     unknown = set(expect) - {"errors", "state"}
     if unknown:
         raise _field_error("expect", sorted(unknown)[0])
+    errors = expect.get("errors", [])
+    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+        raise ScenarioError("expect.errors must be a list of error codes")
 
 
 EXACT = {"discard_pile", "hands.*", "covered", "winners", "side_pool", "agreements", "offers"}

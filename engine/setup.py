@@ -194,13 +194,15 @@ def position(
             raise SetupError("money is a whole number of M, at least 0")
         money[seat] = amount
     covered = spec.get("covered", [])
-    if any(not isinstance(x, int) or not 0 <= x < 16 for x in covered) or len(set(covered)) != len(
+    if any(type(x) is not int or not 0 <= x < 16 for x in covered) or len(set(covered)) != len(
         covered
     ):
         raise SetupError("covered lists distinct space indices 0-15")
     deals = spec.get("deals_closed", len(covered))
-    if not isinstance(deals, int) or not 0 <= deals < len(tile_stack(options)):
+    if type(deals) is not int or not 0 <= deals < len(tile_stack(options)):
         raise SetupError("deals_closed is out of range")
+    if len(covered) > deals:  # each closed deal covered one space with one tile
+        raise SetupError(f"{len(covered)} covered spaces but only {deals} closed deals")
     marker = spec.get("marker")
     if marker is not None and (
         not isinstance(marker, int) or not 0 <= marker < 16 or marker in covered

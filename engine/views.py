@@ -343,7 +343,8 @@ def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
             out.append({"do": "stop", "window": w})
     if s.deal is not None and s.phase in NEGOTIATION_PHASES:
         out += _deal_commands(s, seat, hand_names, distinct)
-    out.append({"do": "chat", "needs": ["text"]})
+    if not (s.phase == "discard" and seat in s.discard_owed):  # R6.6: hand_over_limit
+        out.append({"do": "chat", "needs": ["text"]})
     return out
 
 
@@ -365,7 +366,8 @@ def _deal_commands(
     out: list[dict[str, Any]] = []
     in_last_call = s.phase == "last_call"
     # Influence cards: travel, recruit, boss (R5, A2, A3, A4).
-    if s.pending is None and not expired and not (in_last_call and boss):
+    passed = in_last_call and seat in s.last_call.answered
+    if s.pending is None and not expired and not (in_last_call and boss) and not passed:
         for name in distinct:
             if card_kind(name) != "travel":
                 continue

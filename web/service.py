@@ -103,7 +103,7 @@ def create_game(
         raise ServiceError(400, "bad_settings", "every player needs an email address")
     title = (title or "").strip()[:120] or "I'm the Boss!"
     now = now_utc()
-    seed = secrets.randbits(63) if seed is None else seed
+    seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
         events = new_game(names, opts, the_board, seed, now)
     except SetupError as exc:

@@ -835,7 +835,7 @@ def test_r6_6_hand_limit_after_drawing():
     events = g.do("Bob", "draw")
     assert g.types(events) == ["cards_drawn", "discard_step"]
     assert (g.phase, dict(g.state.discard_owed)) == ("discard", {1: 2})
-    g.refused("Bob", "chat", "bad_command", "R4.8", text="")
+    g.refused("Bob", "chat", "hand_over_limit", "R6.6", text="ouch")
     g.refused("Bob", "roll", "hand_over_limit", "R6.6")
     g.refused("Cat", "roll", "wrong_phase", "R3.1")
     g.refused("Cat", "discard", "not_your_turn", "R6.6", cards=["boss"])
@@ -1022,3 +1022,45 @@ def test_a7_pass_naming_an_ended_last_call():
     g.do("Cat", "stop")
     assert (g.phase, g.boss) == ("negotiation", "Ann")
     g.refused("Dan", "pass", "window_closed", "A7", window=last_call)
+
+
+# -- regressions found by a fresh user's trial ------------------------------------------------
+
+
+def test_r4_7_no_terms_for_an_investor_on_travel():
+    """R4.7, R5.1: once Bob's S is on travel, the boss cannot propose terms for it, and Bob
+    cannot accept terms for a letter he can no longer supply."""
+    g = deal({"Cat": ["travel:S"]})
+    g.do("Ann", "propose", to="Bob", card="investor:S", price={"cash": 3})
+    g.do("Cat", "travel", card="travel:S", target="investor:S")
+    g.allow_all()
+    assert g.state.deal.terms == {}  # the proposal lapsed when S left (R4.7)
+    g.refused(
+        "Ann", "propose", "invalid_target", "R5.1", to="Bob", card="investor:S", price={"cash": 3}
+    )
+
+
+def test_r6_3_agreed_investor_before_the_boss_family_card():
+    """R6.3 (rules-decisions): an investor card fills a letter before any family card, so the
+    boss's own family card of that letter goes back to hand instead of the discard pile."""
+    g = deal({"Ann": ["family:S"]})
+    g.do("Ann", "play_family", card="family:S")
+    agree(g, "Bob", "investor:S", 1)
+    agree(g, "Cat", "investor:W", 1)
+    chosen = lineup(g.state)
+    assert (chosen["S"].kind, chosen["S"].seat) == ("investor", 1)
+    close(g)
+    assert "family:S" in [CARD_NAMES[c] for c in g.state.hands[0]]
+    assert "family:S" not in [CARD_NAMES[c] for c in g.state.discard_pile]
+
+
+def test_a3_a_seat_that_passed_plays_no_card_in_that_last_call():
+    """A3 (rules-decisions): after answering pass, a seat may not cancel the same last call
+    with a card (as allow-then-stop is refused in a stop window, A2)."""
+    g = deal({"Dan": ["boss"]})
+    agree(g, "Bob", "investor:S", 1)
+    agree(g, "Cat", "investor:W", 1)
+    g.do("Ann", "close")
+    g.do("Dan", "pass")
+    g.refused("Dan", "boss", "already_answered", "A3")
+    assert not any(c["do"] == "boss" for c in legal_commands(g.state, 3))

@@ -11,7 +11,7 @@ import pytest
 from helpers_core import scenario_doc, write_json
 
 from engine.cli import main
-from engine.scenario import FORMAT, check_scenario, load_scenario
+from engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
 
 OURS = Path(__file__).resolve().parents[1] / "scenarios"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
@@ -130,3 +130,61 @@ def test_cli_run_prints_the_result(tmp_path, capsys):
         "cards_drawn",
         "turn_started",
     ]
+
+
+MALFORMED_STATES = [
+    ("options", 3),
+    ("state", {"investors": 5}),
+    ("state", {"side_pool": 5}),
+    ("state", {"hands": {"David": "boss"}}),
+    ("state", {"hands": {"David": [["boss"]]}}),
+    ("state", {"draw_pile": 7}),
+    ("state", {"covered": [True]}),
+    ("state", {"covered": 3}),
+    ("state", {"covered": [0, 1, 2], "deals_closed": 0}),
+    ("dice", [2.0]),
+    ("board", "/etc/hostname"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), MALFORMED_STATES)
+def test_malformed_scenarios_exit_2_naming_the_problem(tmp_path, capsys, key, value) -> None:
+    """SCENARIOS.md: a malformed file is an error (exit 2) with the problem named, never a
+    traceback."""
+    doc = {
+        "format": "imtheboss-scenario/1",
+        "players": ["David", "Larry", "Bill", "Amy"],
+        "seed": 1,
+        "commands": [],
+        key: value,
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    assert main(["scenario", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert key.split("_")[0] in err or "state" in err
+
+
+def test_unhashable_command_arguments_are_bad_commands() -> None:
+    """A list where a player or card name belongs is a refused command (bad_command), and the
+    run goes on."""
+    doc = {
+        "format": "imtheboss-scenario/1",
+        "players": ["David", "Larry", "Bill", "Amy"],
+        "seed": 1,
+        "state": {"draw_pile": "rest", "marker": 0, "active": "David"},
+        "commands": [
+            {"by": ["David"], "do": "roll"},
+            {"by": "David", "do": "open_deal"},
+            {"by": "David", "do": "play_family", "card": ["family:W"]},
+            {"by": "David", "do": "propose", "to": ["Larry"], "price": {"cash": 1}},
+            {"by": "David", "do": "chat", "text": "still here"},
+        ],
+    }
+    result = run_scenario(doc)
+    assert [(e["command"], e["code"]) for e in result["errors"]] == [
+        (0, "bad_command"),
+        (2, "bad_command"),
+        (3, "bad_command"),
+    ]
+    assert result["events"][-1]["type"] == "chat"

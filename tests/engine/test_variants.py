@@ -16,6 +16,7 @@ from helpers_async import (
 )
 
 from engine.board import default_board
+from engine.cards import CARD_NAMES
 from engine.setup import SetupError, new_game
 from engine.views import legal_commands
 
@@ -429,9 +430,10 @@ def test_v9_boss_uses_opponent_investor_and_splits():
     assert t.state.money == [5, 4]
 
 
-def test_v9_boss_own_cards_come_first():
-    """V9 (rules-decisions): the boss's own family card fills D before the opponent's investor,
-    so nothing is split."""
+def test_v9_investor_cards_come_before_the_boss_family_card():
+    """V9, R6.3 (rules-decisions): the opponent's investor card fills D before the boss's own
+    family card (the boss must use what helps); the proceeds are split, the odd M to the boss,
+    and the boss's family card goes back to hand."""
     t = Table.at_position(
         _two({0: ["family:D"]}, covered=[13, 14, 15]),
         players=2,
@@ -441,7 +443,8 @@ def test_v9_boss_own_cards_come_first():
     t.do(0, "open_deal")
     t.do(0, "play_family", card="family:D")
     close_now(t)
-    assert t.state.money == [9, 0]
+    assert t.state.money == [5, 4]
+    assert "family:D" in [CARD_NAMES[c] for c in t.state.hands[0]]
 
 
 def test_v9_own_investor_travel_blocks():
