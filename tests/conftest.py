@@ -1,5 +1,6 @@
-"""Web test fixtures: a PostgreSQL database of the tests' own (created for the session, dropped
-after it; one per xdist worker), an app with an injectable clock, and helpers.
+"""Shared fixtures of the web and browser tests (tests/web, tests/e2e): a PostgreSQL database of
+the tests' own (created for the session, dropped after it; one per xdist worker), an app with an
+injectable clock, and a test client. tests/worker has its own (a real worker, Redis, SMTP).
 
 ``IMTHEBOSS_TEST_PG`` overrides the server URL (default ``postgresql+psycopg://postgres@127.0.0.1``).
 """

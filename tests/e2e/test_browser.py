@@ -1,0 +1,251 @@
+"""Issue 3 acceptance: a real browser (Debian's chromium driven by Playwright) plays the deal of
+tests/web/test_pages.py through the pages, served for real on the test PostgreSQL database.
+
+Each seat has a browser context of its own (its own cookies) and signs in by its seat link.
+JavaScript is on: every move is a click on the page's real button (prices typed into the real
+inputs), sent by htmx, which swaps the live part of the page in place. The test reads what a
+person sees (the text on the page) and saves screenshots of the game page (phone and desktop)
+and of the negotiation's history to ``tests/e2e/screenshots/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from helpers_deal import NAMES, PLAYERS, find_setup
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from engine.board import default_board
+from web.service import create_game
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it; "
+    "Playwright never downloads a browser here)",
+)
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+WAIT_MS = 10_000
+
+
+@dataclass
+class Player:
+    """One seat in a browser context of its own."""
+
+    name: str
+    page: Page
+
+    @property
+    def live(self) -> Locator:
+        return self.page.locator("#live")
+
+    def refresh(self) -> None:
+        """Click the page's own "Refresh" link (a person would; htmx also polls every 15 s)."""
+        self.page.get_by_role("link", name="Refresh", exact=True).click()
+        self.page.wait_for_load_state()
+        expect(self.page.locator("h1.game-title")).to_contain_text(f"you are {self.name}")
+
+    def act(self, button: Locator, shows: str) -> None:
+        """Click ``button`` of a command form: htmx posts it and swaps the live part in place
+        (no page load: a marker set on ``window`` survives), which then shows ``shows``."""
+        self.page.evaluate("window.__samePage = true")
+        with self.page.expect_response(
+            lambda r: r.url.endswith("/act") and r.request.method == "POST"
+        ) as answer:
+            button.click()
+        response = answer.value
+        assert response.request.headers.get("hx-request") == "true", "htmx did not send it"
+        assert response.status == 200, response.text()[:2000]
+        expect(self.live).to_contain_text(shows, timeout=WAIT_MS)
+        assert self.page.evaluate("window.__samePage === true"), "the page was reloaded"
+        expect(self.live.locator(".error-box")).to_have_count(0)
+
+    def form(self, kind: str, text: str) -> Locator:
+        """The command form of kind ``kind`` (``offer``, ``propose``...) whose text has ``text``."""
+        form = self.live.locator(f"form.cmd-{kind}", has_text=text)
+        expect(form).to_have_count(1)
+        return form
+
+    def button(self, name: str) -> Locator:
+        return self.live.get_by_role("button", name=name, exact=True)
+
+    def price(self, kind: str, text: str, amount: int, button: str, shows: str) -> None:
+        """Type a price in M into the form's inputs and press its button."""
+        form = self.form(kind, text)
+        form.locator("input[name=price]").fill(str(amount))
+        form.locator("select[name=price_kind]").select_option("cash")
+        self.act(form.get_by_role("button", name=button, exact=True), shows)
+
+
+def sign_in(browser: Browser, base: str, gid: str, token: str, name: str) -> Player:
+    context = browser.new_context(viewport=DESKTOP, locale="en-US")
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto(f"{base}/g/{gid}/s/{token}")
+    assert page.url == f"{base}/g/{gid}", "the seat link leads on to the game page"
+    player = Player(name, page)
+    expect(page.locator("h1.game-title")).to_contain_text(f"you are {name}")
+    assert page.evaluate("typeof htmx") == "object", "htmx is loaded"
+    return player
+
+
+def shoot(page: Page, path: Path, viewport: dict[str, int]) -> None:
+    """A full-page screenshot at ``viewport``; the page must not scroll sideways."""
+    page.set_viewport_size(viewport)
+    page.wait_for_timeout(100)  # let the layout settle after the resize
+    wider = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert wider <= 0, f"{path.name}: the page is {wider}px wider than the screen"
+    page.screenshot(path=str(path), full_page=True)
+
+
+def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screenshots) -> None:
+    """Marker, deal, offer, counter, accept, a travel card answered by a stop, close with a
+    last call everyone passes; then the payouts on the game page and the negotiation page."""
+    s = find_setup()
+    with app.app_context():
+        created = create_game("Browser deal", PLAYERS, seed=s.seed)
+    gid = created.game_id
+    players = [
+        sign_in(browser, live_server, gid, token, name)
+        for token, name in zip(created.seat_tokens, NAMES, strict=True)
+    ]
+    boss, provider = players[s.boss], players[s.provider]
+    traveller, stopper = players[s.traveller], players[s.stopper]
+    letter = s.letter
+    proceeds = default_board().spaces[s.space].shares * 2
+
+    # Nobody else may move yet; the first player places the marker and opens the deal.
+    expect(provider.live.locator("section.waiting")).to_contain_text(
+        f"{boss.name} to place the marker"
+    )
+    expect(provider.live.locator("form.cmd-place_marker")).to_have_count(0)
+    expect(boss.live).to_contain_text("Place the marker on a space to start the game:")
+    boss.act(boss.button(f"Space {s.space}"), f"{boss.name} places the marker on space {s.space}")
+    boss.act(
+        boss.live.get_by_role("button", name=re.compile(r"^Open a deal on space")),
+        f"{boss.name} opens a deal on space {s.space}",
+    )
+    expect(boss.live.locator("#deal")).to_contain_text(f"Negotiation on space {s.space}")
+
+    # The provider offers its investor for 3 M; the boss counters with 2 M; the provider
+    # accepts exactly those terms.
+    provider.refresh()
+    expect(provider.live.locator("#deal dl.facts dd").first).to_have_text(boss.name)
+    provider.price(
+        "offer", f"Offer investor {letter} for", 3, "Offer", f"offers for investor:{letter}"
+    )
+    expect(provider.live.locator("table.terms")).to_contain_text("3 M")
+    boss.refresh()
+    expect(boss.live.locator("table.terms")).to_contain_text(f"offer by {provider.name}")
+    boss.price(
+        "propose",
+        f"Propose to {provider.name} for investor {letter}:",
+        2,
+        "Propose",
+        f"The boss proposes 2 M to {provider.name}",
+    )
+    provider.refresh()
+    expect(provider.live.locator("table.terms")).to_contain_text("counter by the boss")
+    provider.act(
+        provider.button(f"Accept {boss.name}'s terms: investor {letter} for 2 M"),
+        f"Agreement: {provider.name} gets 2 M for investor:{letter}",
+    )
+    boss.refresh()
+    expect(boss.live.locator("#deal")).to_contain_text(f"committed 2 of {proceeds} M")
+
+    # A travel card on the provider's investor; the stopper stops it in the stop window.
+    traveller.refresh()
+    traveller.act(
+        traveller.live.get_by_role(
+            "button", name=re.compile(rf"^Send investor {letter} on travel")
+        ),
+        f"{traveller.name} plays {s.travel_card} on investor:{letter}",
+    )
+    stopper.refresh()
+    window = stopper.live.locator(".window.pending")
+    expect(window).to_contain_text(f"Card waiting: {traveller.name}'s")
+    expect(window).to_contain_text("Still to answer (stop or let it happen):")
+    shoot(stopper.page, screenshots / "game-stop-window-phone.png", PHONE)
+    shoot(stopper.page, screenshots / "game-stop-window-desktop.png", DESKTOP)
+    stopper.act(
+        stopper.live.get_by_role("button", name=re.compile(r"^Stop ")),
+        f"{stopper.name} plays a stop card: the pending card is cancelled",
+    )
+
+    # The boss closes; the other two pass the last call; the deal closes.
+    boss.refresh()
+    boss.act(
+        boss.button("Close the deal (the others get a last call)"),
+        f"{boss.name} calls the deal closed: last call",
+    )
+    others = [p for p in players if p is not boss]
+    for i, player in enumerate(others):
+        player.refresh()
+        expect(player.live.locator(".window.last-call")).to_contain_text(
+            "Last call: the boss wants to close"
+        )
+        last = i == len(others) - 1
+        player.act(
+            player.button("Pass (let the deal close)"),
+            "Deal closed on space" if last else f"{player.name} answers pass",
+        )
+
+    # The payouts on the game page: the boss's share and money, the provider's 2 M.
+    boss.refresh()
+    latest = boss.page.locator("section.recent")
+    expect(latest).to_contain_text(f"Deal closed on space {s.space}")
+    expect(latest).to_contain_text(f"{boss.name} +{proceeds - 2} M")
+    expect(latest).to_contain_text(f"{provider.name} +2 M")
+    expect(boss.live.locator("section.you")).to_contain_text(f"Your money: {proceeds - 2} M")
+    expect(boss.live.locator("#deal")).to_have_count(0)  # the negotiation is over
+    provider.refresh()
+    expect(provider.live.locator("section.you")).to_contain_text("Your money: 2 M")
+    seats = provider.live.locator("section.seats tbody tr")
+    expect(seats).to_have_count(3)
+    for row in range(3):
+        money = "2 M" if row == s.provider else "hidden"  # R7.1: others' money stays hidden
+        expect(seats.nth(row).locator("td").nth(3)).to_have_text(money)
+    shoot(boss.page, screenshots / "game-phone.png", PHONE)
+    shoot(boss.page, screenshots / "game-desktop.png", DESKTOP)
+
+    # The negotiation's history, reached through the page's links.
+    page = provider.page
+    page.get_by_role("navigation", name="Game").get_by_role("link", name="Deals").click()
+    expect(page.locator("h1")).to_have_text("Negotiations")
+    item = page.locator("li.deal-item")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("closed:")
+    expect(item).to_contain_text(f"{boss.name} +{proceeds - 2} M")
+    expect(item).to_contain_text(f"{provider.name} +2 M")
+    item.get_by_role("link", name=re.compile(r"#1")).click()
+    expect(page.locator("h1")).to_have_text(f"Negotiation #1 on space {s.space}")
+    payouts = page.locator("table.payouts tbody tr")
+    expect(payouts).to_have_count(2)
+    expect(payouts.filter(has_text=boss.name)).to_contain_text(f"+{proceeds - 2} M")
+    expect(payouts.filter(has_text=provider.name)).to_contain_text("+2 M")
+    timeline = page.locator("ol.timeline")
+    for line in (
+        f"{boss.name} opens a deal on space {s.space}",
+        f"{provider.name} offers for investor:{letter} at 3 M",
+        f"The boss proposes 2 M to {provider.name} for investor:{letter}",
+        f"Agreement: {provider.name} gets 2 M for investor:{letter}",
+        f"{traveller.name} plays {s.travel_card} on investor:{letter}",
+        f"{stopper.name}: stopped it",
+        f"{boss.name} calls the deal closed: last call",
+        "Result: stopped",
+        "Result: the deal closed",
+        f"Deal closed on space {s.space}",
+    ):
+        expect(timeline).to_contain_text(line)
+    for player in others:
+        expect(timeline).to_contain_text(f"{player.name}: passed")
+    shoot(page, screenshots / "deal-history-phone.png", PHONE)
+    shoot(page, screenshots / "deal-history-desktop.png", DESKTOP)
+    for player in players:
+        player.page.context.close()
