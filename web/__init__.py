@@ -1,8 +1,9 @@
 """The Flask app (issue 3): ``create_app(config)``.
 
-Settings come from the environment: ``DATABASE_URL`` (PostgreSQL; SQLite in ``instance/`` when
-unset), ``SECRET_KEY`` (else one is generated once and kept in ``instance/secret_key``),
-``BASE_URL`` (for links in mail). Tests pass ``config`` (``CLOCK`` injects the time).
+Settings come from the environment: ``DATABASE_URL`` (PostgreSQL; when unset, SQLite in the
+instance folder: ``IMTHEBOSS_INSTANCE`` or ``instance/``), ``SECRET_KEY`` (else one is generated
+once and kept in the instance folder), ``BASE_URL`` (for links in mail). Tests pass ``config``
+(``CLOCK`` injects the time).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from sqlalchemy.engine import Engine
 from werkzeug.exceptions import HTTPException
 
 from web.models import db
+from web.queue import instance_dir
 from web.service import ServiceError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +86,12 @@ class RedactSecrets(logging.Filter):
     """Secret link tokens never reach a log line (A8): request lines show ``/s/…`` instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.args:
+        if isinstance(record.args, Mapping):  # gunicorn's access log: one dict of atoms
+            record.args = {
+                k: SECRET_PATHS.sub(r"\1…", a) if isinstance(a, str) else a
+                for k, a in record.args.items()
+            }
+        elif record.args:
             record.args = tuple(
                 SECRET_PATHS.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args
             )
@@ -124,7 +132,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     ``CLOCK``, ``WTF_CSRF_ENABLED``...)."""
     app = Flask(
         __name__,
-        instance_path=str(ROOT / "instance"),
+        instance_path=str(instance_dir()),
         template_folder=str(ROOT / "templates"),
         static_folder="static",
     )

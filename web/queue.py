@@ -1,8 +1,8 @@
 """Sending work to the worker by task name (DESIGN.md: web never imports worker).
 
 The broker is Redis when ``REDIS_URL`` is set, else the embedded default: kombu's filesystem
-transport in ``instance/broker`` (no server, works across the processes ``./dev serve``
-starts). ``broker_settings()`` is shared with the worker so both sides agree.
+transport in the instance folder's ``broker/`` (no server, works across the processes
+``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree.
 """
 
 from __future__ import annotations
@@ -17,6 +17,12 @@ from flask import Flask
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def instance_dir() -> Path:
+    """Where local data lives (SQLite database, secret key, embedded broker, beat schedule):
+    ``IMTHEBOSS_INSTANCE``, else ``instance/`` in the repository."""
+    return Path(os.environ.get("IMTHEBOSS_INSTANCE") or ROOT / "instance")
+
+
 def broker_settings() -> dict[str, Any]:
     """Celery settings for the broker: Redis from ``REDIS_URL``, else the filesystem broker."""
     url = os.environ.get("REDIS_URL", "")
@@ -27,7 +33,7 @@ def broker_settings() -> dict[str, Any]:
             # task is redelivered well after it was due, not days later.
             "broker_transport_options": {"visibility_timeout": 3600},
         }
-    folder = Path(os.environ.get("IMTHEBOSS_BROKER_DIR", ROOT / "instance" / "broker"))
+    folder = Path(os.environ.get("IMTHEBOSS_BROKER_DIR") or instance_dir() / "broker")
     for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {

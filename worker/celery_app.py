@@ -14,7 +14,7 @@ from typing import Any
 from celery import Celery, Task
 from flask import Flask
 
-from web.queue import broker_settings
+from web.queue import broker_settings, instance_dir
 
 _flask_app: Flask | None = None
 
@@ -53,7 +53,8 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule={"sweep": {"task": "worker.tasks.sweep", "schedule": sweep}},
-        beat_schedule_filename=os.environ.get("BEAT_SCHEDULE_FILE", "instance/celerybeat-schedule"),
+        beat_schedule_filename=os.environ.get("BEAT_SCHEDULE_FILE")
+        or str(instance_dir() / "celerybeat-schedule"),
     )
     return app
 

@@ -1,0 +1,106 @@
+"""Issue 4: the README's first command (``./dev serve``), with nothing else running (no
+PostgreSQL, no Redis, no SMTP), serves a game whose windows time out (A5) and whose mail shows
+up in the local outbox (``/operator/mail``). A real process tree: the web app, a Celery worker
+and beat on the embedded broker, SQLite, all in a temporary instance folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(check, seconds: float, what: str):
+    """Poll ``check()`` every 0.2 s until it returns something truthy, at most ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    port = free_port()
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SMTP_HOST")
+    }
+    env.update(IMTHEBOSS_INSTANCE=str(tmp_path), SWEEP_SECONDS="1", BATCH_DELAY_SECONDS="1")
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [str(ROOT / "dev"), "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return requests.get(base + "/", timeout=2).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    try:
+        wait_for(up, 60, "the server to answer")
+        yield base, tmp_path
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def test_dev_serve_times_out_windows_and_keeps_mail_locally(served) -> None:
+    base, instance = served
+    players = [{"name": n, "email": f"{n.lower()}@example.org"} for n in ("Amy", "Bill", "Carla")]
+    windows = {"turn": 2, "stop": 2, "last_call": 2, "negotiation": 3}
+    answer = requests.post(
+        base + "/api/games",
+        json={"title": "Embedded", "players": players, "options": {"windows": windows}},
+        timeout=10,
+    )
+    assert answer.status_code == 201, answer.text
+    game_id = answer.json()["game_id"]
+    database = instance / "imtheboss.sqlite3"
+
+    def timeouts() -> int:
+        with sqlite3.connect(database) as conn:
+            (count,) = conn.execute(
+                "SELECT count(*) FROM events WHERE game_id = ? AND type = 'timed_out'", (game_id,)
+            ).fetchone()
+        return count if count >= 2 else 0
+
+    assert wait_for(timeouts, 45, "two windows to time out") >= 2  # A5: nobody acted
+    outbox = wait_for(
+        lambda: (
+            (page := requests.get(base + "/operator/mail", timeout=5)).ok
+            and all(p["email"] in page.text for p in players)
+            and page.text
+        ),
+        30,
+        "the invitations in the local outbox",
+    )
+    assert "invited" in outbox and f"/g/{game_id}/s/" in outbox
