@@ -29,7 +29,8 @@ from web.service import ServiceError, get_game, load_state, now_utc, submit
 from worker.mail import compose, send
 
 HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
-STALE = timedelta(seconds=30)  # a scheduled deadline still open this long after due: re-fire
+# A scheduled deadline still open this long after it was due is fired again (its task was lost).
+STALE = timedelta(seconds=float(os.environ.get("DEADLINE_STALE_SECONDS", "30")))
 BATCH_DELAY = timedelta(seconds=float(os.environ.get("BATCH_DELAY_SECONDS", "180")))
 RETRY_MAX = int(os.environ.get("MAIL_RETRY_MAX_SECONDS", "300"))
 MAIL_ERRORS = (OSError, smtplib.SMTPException)
@@ -43,6 +44,12 @@ def _eta(due):
 @shared_task(name="worker.tasks.game_changed")
 def game_changed(game_id: str) -> None:
     """Schedule the game's deadlines due soon; mail what needs an answer; batch the news."""
+    _schedule(game_id)
+    _queue_mail(game_id)
+
+
+def _schedule(game_id: str) -> None:
+    """Hand the game's open deadlines due within ``HORIZON`` to the queue (ETA tasks)."""
     now = now_utc()
     rows = db.session.execute(
         select(Deadline).where(
@@ -53,15 +60,18 @@ def game_changed(game_id: str) -> None:
         fire_deadline.apply_async((game_id, row.window_id), eta=_eta(row.due_at))
         row.scheduled_at = now
     db.session.commit()
-    _queue_mail(game_id)
 
 
-def _queue_mail(game_id: str) -> None:
-    rows = db.session.execute(
-        select(Notification.id, Notification.urgent, Notification.seat_index).where(
-            Notification.game_id == game_id, Notification.email_state == "pending"
-        )
-    ).all()
+def _queue_mail(game_id: str, since=None) -> None:
+    """Queue the game's pending mail (only rows made at or after ``since``, when given: the
+    worker knows which rows it just made, and re-queuing the others would only add tasks that
+    find them sent, a pile that grows with any backlog)."""
+    query = select(Notification.id, Notification.urgent, Notification.seat_index).where(
+        Notification.game_id == game_id, Notification.email_state == "pending"
+    )
+    if since is not None:
+        query = query.where(Notification.created_at >= since)
+    rows = db.session.execute(query).all()
     batched = set()
     for row_id, urgent, seat in rows:
         if urgent:
@@ -94,7 +104,13 @@ def fire_deadline(game_id: str, window_id: str) -> str:
         if exc.code == "paused":
             return "paused"
         raise
-    return "duplicate" if result.duplicate else "fired"
+    if result.duplicate:
+        return "duplicate"
+    # The worker's app has no after-commit hook (TASKS off): schedule the windows this timeout
+    # opened and send the mail it made (its rows are dated ``now``) at once, not at a sweep.
+    _schedule(game_id)
+    _queue_mail(game_id, since=now)
+    return "fired"
 
 
 @shared_task(name="worker.tasks.sweep")
@@ -123,53 +139,70 @@ def sweep() -> dict[str, int]:
 
 
 def _reminders(now) -> int:
-    """A reminder to every seat still owing an answer when 80% of a window has run."""
-    rows = (
-        db.session.execute(
-            select(Deadline).where(
-                Deadline.state == "open",
-                Deadline.reminded.is_(False),
-                Deadline.opened_at.is_not(None),
-            )
+    """A reminder to every seat still owing an answer when 80% of a window has run.
+
+    Each game is handled in its own transaction under its row lock, taken before its deadline
+    rows as ``submit`` takes them: marking deadline rows first and then writing notifications
+    (whose foreign key share-locks the game row) deadlocks against a timeout being submitted."""
+    rows = db.session.execute(
+        select(Deadline.id, Deadline.game_id, Deadline.opened_at, Deadline.due_at).where(
+            Deadline.state == "open",
+            Deadline.reminded.is_(False),
+            Deadline.opened_at.is_not(None),
         )
-        .scalars()
-        .all()
-    )
+    ).all()
+    db.session.rollback()
+    games: dict[str, list[int]] = {}
+    for row_id, game_id, opened, due in rows:
+        if now >= opened + (due - opened) * 0.8:
+            games.setdefault(game_id, []).append(row_id)
     made = 0
-    for row in rows:
-        if now < row.opened_at + (row.due_at - row.opened_at) * 0.8:
+    for game_id, ids in games.items():
+        game = db.session.execute(
+            select(Game).where(Game.id == game_id).with_for_update()
+        ).scalar_one_or_none()
+        if game is None:
+            db.session.rollback()
             continue
-        row.reminded = True
-        game = db.session.get(Game, row.game_id)
-        if game is None or game.status != "active":
-            continue
-        state = load_state(game)
-        for entry in awaiting(state):
-            if entry["window"] != row.window_id:
-                continue
-            key = f"{row.game_id}:{entry['seat']}:reminder:{row.window_id}"
-            if db.session.execute(
-                select(Notification.id).where(Notification.dedupe_key == key)
-            ).first():
-                continue
-            db.session.add(
-                Notification(
-                    game_id=row.game_id,
-                    seat_index=entry["seat"],
-                    kind="reminder",
-                    body={"window": row.window_id, "until": row.due_at.isoformat()},
-                    text="Reminder: your answer is due soon",
-                    dedupe_key=key,
-                    urgent=True,
-                    seq=game.last_seq,
-                    created_at=now,
+        deadlines = (
+            db.session.execute(
+                select(Deadline).where(
+                    Deadline.id.in_(ids), Deadline.state == "open", Deadline.reminded.is_(False)
                 )
             )
-            made += 1
-    db.session.commit()
-    if made:
-        for game_id in {r.game_id for r in rows if r.reminded}:
-            _queue_mail(game_id)
+            .scalars()
+            .all()
+        )
+        state = load_state(game) if deadlines and game.status == "active" else None
+        count = 0
+        for row in deadlines:
+            row.reminded = True
+            for entry in awaiting(state) if state is not None else []:
+                if entry["window"] != row.window_id:
+                    continue
+                key = f"{row.game_id}:{entry['seat']}:reminder:{row.window_id}"
+                if db.session.execute(
+                    select(Notification.id).where(Notification.dedupe_key == key)
+                ).first():
+                    continue
+                db.session.add(
+                    Notification(
+                        game_id=row.game_id,
+                        seat_index=entry["seat"],
+                        kind="reminder",
+                        body={"window": row.window_id, "until": row.due_at.isoformat()},
+                        text="Reminder: your answer is due soon",
+                        dedupe_key=key,
+                        urgent=True,
+                        seq=game.last_seq,
+                        created_at=now,
+                    )
+                )
+                count += 1
+        db.session.commit()
+        if count:
+            made += count
+            _queue_mail(game_id, since=now)
     return made
 
 
@@ -243,6 +276,9 @@ def deliver(notification_id: int) -> str:
     if row is None or row.email_state != "pending":
         db.session.rollback()
         return "done"
+    if row.attempts and row.emailed_at and row.emailed_at + backoff(row.attempts) > now_utc():
+        db.session.rollback()  # failed lately: the sweep retries once the backoff has run
+        return "backoff"
     seat = _seat(row.game_id, row.seat_index)
     game = get_game(row.game_id)
     if seat is None or not _wants(seat, row):

@@ -1,0 +1,200 @@
+"""Deadlines with a real Celery worker and beat, Redis and PostgreSQL (issue 4; RULES A4-A6).
+
+Windows are seconds long: the worker runs on the real clock in another process. Nobody acts in
+these games, so every window ends by its deadline (A5: the server plays the silent player's
+turn) and each window must time out exactly once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from helpers_worker import (
+    flush_redis,
+    players,
+    timed_out_windows,
+    wait_for,
+)
+from sqlalchemy import select
+
+from web import queue
+from web.models import CommandRecord, Deadline, EventRecord, Notification, db
+from web.service import create_game, set_status
+
+FAST = {"windows": {"turn": 3, "stop": 3, "last_call": 3, "negotiation": 4}}
+SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
+
+
+def deadline_rows(game_id: str) -> dict[str, Deadline]:
+    rows = db.session.execute(select(Deadline).where(Deadline.game_id == game_id)).scalars()
+    out = {r.window_id: r for r in rows}
+    db.session.rollback()
+    return out
+
+
+def timeouts(game_id: str) -> list[EventRecord]:
+    rows = (
+        db.session.execute(
+            select(EventRecord)
+            .where(EventRecord.game_id == game_id, EventRecord.type == "timed_out")
+            .order_by(EventRecord.seq)
+        )
+        .scalars()
+        .all()
+    )
+    db.session.rollback()
+    return rows
+
+
+def assert_each_window_once(game_id: str, before: datetime) -> None:
+    """No window timed out twice, none before its deadline; every deadline due before
+    ``before`` is ``done`` and timed out."""
+    events = timeouts(game_id)
+    counts = Counter(e.body["window"] for e in events)
+    twice = {w: n for w, n in counts.items() if n > 1}
+    assert not twice, f"windows timed out more than once: {twice}"
+    rows = deadline_rows(game_id)
+    for event in events:
+        row = rows[event.body["window"]]
+        assert event.created_at >= row.due_at, f"{row.window_id} timed out before its deadline"
+    for row in rows.values():
+        if row.due_at < before:
+            assert row.state == "done", f"{row.window_id} due {row.due_at} is {row.state}"
+            assert counts[row.window_id] == 1, f"{row.window_id} never timed out"
+
+
+def test_deadlines_fire_and_the_game_moves_on(app, worker):
+    with app.app_context():
+        gid = create_game("Fast", players("fast"), FAST, seed=1).game_id
+        # A5: the silent active player's turn is played for them, window after window.
+        wait_for(lambda: len(timed_out_windows(gid)) >= 3, 30, what="3 turn timeouts")
+        set_status(gid, "paused")
+        paused = datetime.now(UTC)
+        assert_each_window_once(gid, paused - timedelta(seconds=1))
+        windows = timed_out_windows(gid)
+        assert windows[:3] == ["w0", "w1", "w2"]
+        # Fired when due, not at the next sweep: the worker schedules each new window at once.
+        rows = deadline_rows(gid)
+        lateness = [
+            (e.created_at - rows[e.body["window"]].due_at).total_seconds() for e in timeouts(gid)
+        ]
+        assert max(lateness) < 1.5, lateness
+        # ... and the next seat hears at once that it is their turn: not when the sweep next
+        # has a reason to look at the game (the reminder at 80% of the window, 2.4 s).
+        asked = db.session.execute(
+            select(Notification.created_at, Notification.emailed_at).where(
+                Notification.game_id == gid, Notification.kind == "your_turn"
+            )
+        ).all()
+        db.session.rollback()
+        waited = [(sent - made).total_seconds() for made, sent in asked if sent is not None]
+        assert len(waited) >= 2 and max(waited) < 1.5, waited
+
+
+def test_a_deadline_task_delivered_twice_appends_one_event(quiet_app, worker):
+    """The same ``fire_deadline`` sent twice by name (and found once more by the sweep) for a
+    window falling due: one ``timed_out`` event, one ``timeout`` command."""
+    with quiet_app.app_context():  # nothing enqueued after commit: the tasks are ours
+        gid = create_game("Twice", players("twice"), {"windows": {"turn": 2}}, seed=2).game_id
+        due = deadline_rows(gid)["w0"].due_at
+        for _ in range(2):
+            queue.send("worker.tasks.fire_deadline", gid, "w0", eta=due)
+        wait_for(lambda: "w0" in timed_out_windows(gid), 20, what="w0 to time out")
+        set_status(gid, "paused")
+        assert timed_out_windows(gid).count("w0") == 1
+        keys = db.session.execute(
+            select(CommandRecord.idempotency_key).where(CommandRecord.game_id == gid)
+        ).scalars()
+        assert list(keys).count("timeout:w0") == 1
+
+
+def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, worker):
+    """``fire_deadline`` run twice at the same moment in two threads (as two workers would),
+    then once more: one event; the other runs find the window ended or the key used."""
+    importlib.import_module("worker.celery_app")  # the current Celery app: the tests' Redis db
+    from web import create_app
+    from worker.tasks import fire_deadline
+
+    with quiet_app.app_context():
+        gid = create_game("Threads", players("threads"), SLOW, seed=3).game_id
+    # An hour on: the window is due for this clock, and not for the real worker's.
+    later = create_app(
+        {
+            "SQLALCHEMY_DATABASE_URI": pg_url,
+            "SECRET_KEY": quiet_app.config["SECRET_KEY"],
+            "AUTO_MIGRATE": False,
+            "TASKS": False,
+            "BASE_URL": quiet_app.config["BASE_URL"],
+            "CLOCK": lambda: datetime.now(UTC) + timedelta(hours=1, minutes=1),
+        }
+    )
+    results: list[str] = []
+    gate = threading.Barrier(2)
+
+    def run() -> None:
+        with later.app_context():
+            gate.wait()
+            results.append(fire_deadline.run(gid, "w0"))
+            db.session.remove()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    with later.app_context():
+        results.append(fire_deadline.run(gid, "w0"))
+        db.session.remove()
+        later_engine = db.engine
+    later_engine.dispose()
+    assert sorted(results[:2]) in (["ended", "fired"], ["duplicate", "fired"]), results
+    assert results[2] == "ended"
+    with quiet_app.app_context():
+        assert timed_out_windows(gid) == ["w0"]
+        assert deadline_rows(gid)["w0"].state == "done"
+
+
+def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, redis_url):
+    """Issue 4's fault test: deadlines pending (three games' first windows handed to the
+    worker as ETA tasks, two more games created while it is down), the worker killed with
+    SIGKILL and Redis flushed; after a restart every deadline fires exactly once (the sweep
+    finds what the queue lost) and the games go on."""
+    windows = {"windows": {"turn": 4, "stop": 4, "last_call": 4, "negotiation": 6}}
+    with app.app_context():
+        games = [
+            create_game(f"Fault {i}", players(f"fault{i}"), windows, seed=10 + i).game_id
+            for i in range(3)
+        ]
+
+        def handed_over() -> bool:
+            rows = [deadline_rows(g).get("w0") for g in games]
+            return all(r is not None and r.scheduled_at is not None for r in rows)
+
+        wait_for(handed_over, 10, what="the deadlines to be handed to the worker")
+        worker.kill()
+        games += [
+            create_game(f"Fault {i}", players(f"fault{i}"), windows, seed=10 + i).game_id
+            for i in (3, 4)
+        ]
+        flush_redis(redis_url)
+        pending = {(g, w) for g in games for w, r in deadline_rows(g).items() if r.state == "open"}
+        assert len(pending) == 5
+        worker.start()
+        # The two games made while the worker was down are found by the first sweep; the three
+        # whose ETA tasks were lost once their deadlines are overdue by STALE (5 s here).
+
+        def went_on() -> bool:
+            # every pending window timed out, and two windows opened after the restart too
+            return all(("w0" in (seen := timed_out_windows(g))) and len(seen) >= 3 for g in games)
+
+        wait_for(went_on, 75, every=0.5, what="the games to go on after the restart")
+        for gid in games:
+            set_status(gid, "paused")
+        paused = datetime.now(UTC)
+        for gid in games:
+            assert_each_window_once(gid, paused - timedelta(seconds=2))
+        for gid, window in pending:
+            assert timed_out_windows(gid).count(window) == 1
