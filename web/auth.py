@@ -17,10 +17,14 @@ from web.service import ServiceError, is_admin_token, seat_by_token
 def remember_seat(game_id: str, seat: Seat) -> None:
     """Sign the browser in as ``seat`` of ``game_id``. The session keeps a fingerprint of the
     seat's token: when the organiser replaces the token ("resend invitation"), the session ends
-    with the old link."""
+    with the old link.
+
+    The game page the link redirects to does not count as seen (``landing``): mail scanners
+    prefetch links and follow the redirect, and a seat marked seen gets no news by mail."""
     seats = dict(session.get("seats", {}))
     seats[game_id] = [seat.seat_index, seat.token_hash[:16]]
     session["seats"] = seats
+    session["landing"] = game_id
     session.permanent = True
 
 

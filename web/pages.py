@@ -358,11 +358,14 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
 @bp.get("/g/<gid>")
 def game_page(gid: str) -> str:
     """The game page: board, seats, your hand and money, the negotiation, deadlines, who the
-    game waits for, and one form per legal command. Marks the game seen for the seat."""
+    game waits for, and one form per legal command. Marks the game seen for the seat, except
+    on ``HEAD`` and on the landing from an emailed link (a mail scanner's prefetch follows the
+    redirect: it must not stop the seat's news by mail)."""
     game, seat, admin = _viewer(gid)
     ctx = _live_context(game, seat, admin)
     ctx["notices"] = get_flashed_messages()
-    if seat is not None:
+    landing = session.pop("landing", None) == gid
+    if seat is not None and not landing and request.method != "HEAD":
         mark_seen(gid, seat, game.last_seq)
     return render_template("game.html", **ctx)
 

@@ -61,7 +61,7 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
         what = SUBJECTS.get(first.kind, first.kind)
     else:
         what = f"{len(rows)} things happened"
-    subject = f"[I'm the Boss!] {game.title}: {what}" + (f" — by {until}" if until else "")
+    subject = f"[I'm the Boss!] {game.title}: {what}" + (f" (by {until})" if until else "")
     if first.kind == "invited" and first.body.get("link"):
         link = first.body["link"]
     else:

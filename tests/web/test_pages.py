@@ -10,6 +10,7 @@ import json
 import re
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from helpers_deal import NAMES, PLAYERS, find_setup
@@ -18,8 +19,9 @@ from sqlalchemy import func, select
 from engine.board import default_board
 from engine.views import view
 from web.display import card_text
+from web.links import seat_link
 from web.models import CommandRecord, EventRecord, Notification, Seat, db
-from web.service import create_game, get_game, load_state
+from web.service import create_game, get_game, load_state, seats_of
 
 # -- reading pages ---------------------------------------------------------------------------
 
@@ -209,6 +211,32 @@ def test_sign_in_links_and_access(app, game) -> None:
     page = clients[1].get(f"/g/{gid}")
     assert page.status_code == 200 and "Bill" in page.text
     assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_the_page_an_emailed_link_lands_on_does_not_count_as_seen(app) -> None:
+    """Mail scanners prefetch links and follow the redirect: neither the page a link lands on
+    nor a ``HEAD`` marks the seat as having seen the game (its news would never be mailed);
+    looking at the game again does."""
+    with app.app_context():
+        created = create_game("Seen", PLAYERS)
+        gid = created.game_id
+        mail_link = urlsplit(seat_link(gid, seats_of(gid)[0])).path
+
+    def seen() -> int:
+        with app.app_context():
+            return db.session.execute(
+                select(Seat.last_seen_seq).where(Seat.game_id == gid, Seat.seat_index == 0)
+            ).scalar_one()
+
+    for link in (f"/g/{gid}/s/{created.seat_tokens[0]}", mail_link):
+        for method in ("GET", "HEAD"):
+            scanner = app.test_client()
+            answer = scanner.open(link, method=method, follow_redirects=True)
+            assert answer.status_code == 200 and answer.request.path == f"/g/{gid}"
+            assert scanner.head(f"/g/{gid}").status_code == 200
+    assert seen() == 0
+    assert scanner.get(f"/g/{gid}").status_code == 200  # a second look: a person reading
+    assert seen() > 0
 
 
 def test_play_a_deal_through_the_pages(app, game) -> None:

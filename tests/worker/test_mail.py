@@ -117,7 +117,7 @@ def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet
     zone = zones[marker.seat_index]
     when = local_time(due, zone)
     assert str(asked["To"]) == players("headers")[marker.seat_index][1]
-    assert str(asked["Subject"]).endswith(f"place the marker to start — by {when}")
+    assert str(asked["Subject"]).endswith(f"place the marker to start (by {when})")
     assert when.endswith(due.astimezone(ZoneInfo(zone)).tzname())  # in the seat's zone
     assert when in body(asked, "plain") and when in body(asked, "html")
 
@@ -325,7 +325,7 @@ def test_a_reminder_goes_to_each_seat_still_owing_an_answer_at_80_percent(app, s
         set_status(gid, "paused")
         well_formed(mail)
         assert opened + (due - opened) * 0.8 <= arrived < due, (opened, arrived, due)
-        assert "— by " in str(mail["Subject"])
+        assert " (by " in str(mail["Subject"])
         rows = [r for r in rows_of(gid) if r.kind == "reminder"]
         assert [(r.seat_index, r.body["window"]) for r in rows] == [(owing, window)]
         for other in set(range(3)) - {owing}:
