@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "fail": (frozenset(), frozenset()),
     "timeout": (frozenset(), frozenset()),
     "chat": (frozenset({"text"}), frozenset()),
+    "away": (frozenset({"away"}), frozenset()),
 }
 
 INVESTOR_CARDS = frozenset(f"investor:{x}" for x in LETTERS)
@@ -1074,6 +1075,20 @@ def _chat(ctx: _Ctx) -> None:
     )
 
 
+def _away(ctx: _Ctx) -> None:
+    """A6: a seat says it is away (on holiday): windows stop waiting for it, as for a seat
+    marked away after two timeouts; it counts as answering "let it happen"/"pass". Any later
+    command of the seat clears it. ``away: false`` clears it at once."""
+    away = ctx.cmd.args["away"]
+    if not isinstance(away, bool):
+        raise RuleError("bad_command", "away is true or false", "A6")
+    ctx.emit("seat_away", {"seat": ctx.by, "away": away}, ctx.by)
+    if away:  # what follows is not the seat's act (it would clear away again)
+        _maybe_resolve_stop(ctx, None)
+        if ctx.s.deal is not None:
+            _maybe_close(ctx, None)
+
+
 _HANDLERS = {
     "place_marker": _place_marker,
     "roll": _roll,
@@ -1096,4 +1111,5 @@ _HANDLERS = {
     "fail": _fail,
     "timeout": _timeout,
     "chat": _chat,
+    "away": _away,
 }

@@ -558,6 +558,7 @@ _HANDLERS = {
     "deal_failed": _deal_failed,
     "game_ended": _game_ended,
     "chat": _chat,
+    "seat_away": _seat_away,
 }
 
 

@@ -155,8 +155,11 @@ def _timezone(form: Any, field: Any) -> None:
 
 
 class SettingsForm(FlaskForm):
-    """A seat's settings: email preference, time zone, language."""
+    """A seat's settings: email preference, time zone, language, away (A6)."""
 
+    away = BooleanField(
+        _l("I am away: windows do not wait for me (I count as letting things happen and passing)")
+    )
     notify = RadioField(_l("Email me"), choices=NOTIFY_CHOICES, default="every")
     timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), _timezone])
     language = SelectField(

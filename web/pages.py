@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import uuid
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -618,16 +619,27 @@ def inbox_read(gid: str) -> Response:
 
 @bp.route("/g/<gid>/settings", methods=["GET", "POST"])
 def settings(gid: str) -> Any:
-    """The seat's settings: email preference, time zone, language."""
+    """The seat's settings: email preference, time zone, language, and away (A6: an ``away``
+    command through ``submit``, so windows stop waiting for the seat)."""
     game, seat, admin = _seat_only(gid)
     row = _seat_row(gid, seat)
+    state = load_state(game)
+    away_now = state.away[seat]
     form = SettingsForm(
         data=None
         if request.method == "POST"
-        else {"notify": row.notify, "timezone": row.timezone or "UTC", "language": row.locale}
+        else {
+            "notify": row.notify,
+            "timezone": row.timezone or "UTC",
+            "language": row.locale,
+            "away": away_now,
+        }
     )
     if request.method == "POST":
         if form.validate_on_submit():
+            if bool(form.away.data) != away_now and state.phase != "game_over":
+                key = request.form.get("idempotency_key") or f"away-{uuid.uuid4()}"
+                submit(gid, seat, {"do": "away", "away": bool(form.away.data)}, key[:100])
             row.notify = form.notify.data
             row.timezone = form.timezone.data.strip()
             row.locale = form.language.data or ""
@@ -639,11 +651,15 @@ def settings(gid: str) -> Any:
             flash(_("Settings saved."))
             return redirect(url_for("pages.settings", gid=gid), 303)
         ctx = _frame(game, seat, admin)
-        ctx.update(form=form, zones=_zones(), notices=[])
+        ctx.update(form=form, zones=_zones(), notices=[], **_settings_extras(state))
         return render_template("settings.html", **ctx), 400
     ctx = _frame(game, seat, admin)
-    ctx.update(form=form, zones=_zones(), notices=get_flashed_messages())
+    ctx.update(form=form, zones=_zones(), notices=get_flashed_messages(), **_settings_extras(state))
     return render_template("settings.html", **ctx)
+
+
+def _settings_extras(state: Any) -> dict[str, Any]:
+    return {"idempotency_key": str(uuid.uuid4()), "game_over": state.phase == "game_over"}
 
 
 def _zones() -> list[str]:

@@ -857,3 +857,24 @@ def test_a9_seed_hash_published_seed_revealed_at_the_end():
         assert redact_event(ended, seat)["seed"] == seed
         assert view(t.state, seat)["seed"] == seed
     assert replay(t.events).phase == "game_over"
+
+
+def test_a6_a_seat_may_declare_itself_away():
+    """A6 (rules-decisions): a seat says it is away; the stop window it was the last to owe
+    ends at once, last calls do not wait for it, and its next command clears it."""
+    t = boss_table()
+    t.do(0, "open_deal", h=1)
+    t.do(2, "boss", h=2)
+    t.do(0, "allow")
+    t.do(1, "allow")
+    assert sorted(s for s, _ in t.waiting()) == [3]
+    evs = t.do(3, "away", away=True, h=3)
+    assert types(evs) == ["seat_away", "card_took_effect"] + types(evs)[2:]
+    assert t.state.away[3] and t.state.deal.boss == 2
+    assert 3 not in [s for s, _ in t.waiting()]
+    t.do(3, "chat", text="back from holiday", h=4)
+    assert not t.state.away[3]
+    t.do(3, "away", away=True, h=5)
+    t.do(3, "away", away=False, h=6)
+    assert not t.state.away[3]
+    t.refused(3, "away", "bad_command", rule="A6", away="yes")

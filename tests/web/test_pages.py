@@ -21,7 +21,7 @@ from engine.views import view
 from web.display import card_text
 from web.links import seat_link
 from web.models import CommandRecord, EventRecord, Notification, Seat, db
-from web.service import create_game, get_game, load_state, seats_of
+from web.service import create_game, get_game, load_events, load_state, seats_of
 
 # -- reading pages ---------------------------------------------------------------------------
 
@@ -584,3 +584,27 @@ def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
     assert state.phase == "game_over"
     page = clients[0].get(f"/g/{gid}").text
     assert "Game over" in page and "Seed (A9)" in page
+
+
+def test_settings_away_goes_through_submit(app, game) -> None:
+    """A6: ticking "I am away" submits an ``away`` command (an event in the log), so windows
+    stop waiting for the seat; unticking brings it back."""
+    created, _s, clients = game
+    gid = created.game_id
+    data = {"notify": "every", "timezone": "UTC", "language": "", "away": "y"}
+    page = clients[1].get(f"/g/{gid}/settings")
+    assert 'name="away"' in page.text
+    assert post(clients[1], f"/g/{gid}/settings", csrf_of(page.text), **data).status_code == 303
+    with app.app_context():
+        assert load_state(get_game(gid)).away[1]
+        kinds = [e.type for e in load_events(gid)]
+    assert kinds[-1] == "seat_away"
+    page = clients[1].get(f"/g/{gid}/settings")
+    assert (
+        "checked"
+        in page.text.split('name="away"')[0][-200:] + page.text.split('name="away"')[1][:80]
+    )
+    del data["away"]
+    assert post(clients[1], f"/g/{gid}/settings", csrf_of(page.text), **data).status_code == 303
+    with app.app_context():
+        assert not load_state(get_game(gid)).away[1]
