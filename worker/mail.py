@@ -9,6 +9,7 @@ outbox table that the operator reads at ``/operator/mail``.
 
 from __future__ import annotations
 
+import email.policy
 import os
 import smtplib
 from datetime import datetime
@@ -21,6 +22,10 @@ from flask import current_app, g, render_template
 from web.links import seat_link, unsubscribe_link
 from web.models import Game, Notification, OutboxMail, Seat, db
 from web.service import now_utc
+
+# Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
+# clients (and by Python's parser) starts with a space.
+HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
 
 SUBJECTS = {
     "invited": "you are invited",
@@ -77,7 +82,7 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
         "unsubscribe": unsubscribe,
         "base": base,
     }
-    msg = EmailMessage()
+    msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
     msg["From"] = os.environ.get("MAIL_FROM", "I'm the Boss! <boss@localhost>")
     msg["To"] = seat.email
