@@ -638,7 +638,7 @@ def settings(gid: str) -> Any:
     if request.method == "POST":
         if form.validate_on_submit():
             if bool(form.away.data) != away_now and state.phase != "game_over":
-                key = request.form.get("idempotency_key") or f"away-{uuid.uuid4()}"
+                key = request.form.get("key") or uuid.uuid4().hex
                 submit(gid, seat, {"do": "away", "away": bool(form.away.data)}, key[:100])
             row.notify = form.notify.data
             row.timezone = form.timezone.data.strip()
@@ -659,7 +659,7 @@ def settings(gid: str) -> Any:
 
 
 def _settings_extras(state: Any) -> dict[str, Any]:
-    return {"idempotency_key": str(uuid.uuid4()), "game_over": state.phase == "game_over"}
+    return {"key": uuid.uuid4().hex, "game_over": state.phase == "game_over"}
 
 
 def _zones() -> list[str]:
