@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "pass": (frozenset(), frozenset({"window"})),
     "fail": (frozenset(), frozenset()),
     "timeout": (frozenset(), frozenset()),
+    "extend": (frozenset({"seconds"}), frozenset()),
     "chat": (frozenset({"text"}), frozenset()),
     "away": (frozenset({"away"}), frozenset()),
 }
@@ -56,6 +57,8 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 INVESTOR_CARDS = frozenset(f"investor:{x}" for x in LETTERS)
 MAX_PRICE = 10_000  # M; far above any proceeds (6 shares x 5 M), refuses absurd numbers
 MAX_CHAT = 2000
+SYSTEM_COMMANDS = frozenset({"timeout", "extend"})  # sent by the server, never by a seat
+MAX_EXTEND = 365 * 86400  # seconds
 NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
 
 
@@ -112,9 +115,9 @@ def decide(state: GameState, command: Command) -> list[Event]:
         raise RuleError("bad_command", f"{command.do} takes no {', '.join(sorted(extra))}")
     if state.phase == "game_over":
         raise RuleError("game_over", "the game is over", "R7.2")
-    if command.do == "timeout":
+    if command.do in SYSTEM_COMMANDS:
         if command.by is not None:
-            raise RuleError("bad_command", "timeout is sent by the scheduler, not by a seat")
+            raise RuleError("bad_command", f"{command.do} is sent by the server, not by a seat")
     elif not (
         isinstance(command.by, int)
         and not isinstance(command.by, bool)
@@ -1075,6 +1078,17 @@ def _chat(ctx: _Ctx) -> None:
     )
 
 
+def _extend(ctx: _Ctx) -> None:
+    """A1: the server moves every open deadline by ``seconds`` (a game resumed after a pause:
+    the paused time does not count against anyone's window)."""
+    seconds = ctx.cmd.args["seconds"]
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= MAX_EXTEND:
+        raise RuleError("bad_command", f"seconds is a whole number from 1 to {MAX_EXTEND}", "A1")
+    if not due_windows(ctx.s):
+        raise RuleError("not_due", "no window is open", "A1")
+    ctx.emit("deadlines_extended", {"seconds": seconds}, None)
+
+
 def _away(ctx: _Ctx) -> None:
     """A6: a seat says it is away (on holiday): windows stop waiting for it, as for a seat
     marked away after two timeouts; it counts as answering "let it happen"/"pass". Any later
@@ -1112,4 +1126,5 @@ _HANDLERS = {
     "timeout": _timeout,
     "chat": _chat,
     "away": _away,
+    "extend": _extend,
 }

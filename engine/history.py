@@ -107,6 +107,8 @@ def describe(event: Event, players: list[str], seat: int | None = None) -> str:
         money = ", ".join(f"{players[i]} {m} M" for i, m in enumerate(d["money"]))
         winners = ", ".join(players[i] for i in d["winners"])
         return f"Game over ({d['reason']}): {money}. Winner: {winners}"
+    if t == "deadlines_extended":
+        return f"Every open deadline moves {d['seconds'] // 60} min later (the game was paused)"
     if t == "seat_away":
         return f"{who()} is away: windows do not wait" if d["away"] else f"{who()} is back"
     if t == "chat":

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.board import BoardError, default_board, load_board
 from engine.errors import RuleError
-from engine.game import COMMANDS, Command, decide
+from engine.game import COMMANDS, SYSTEM_COMMANDS, Command, decide
 from engine.options import Options, OptionsError
 from engine.setup import SetupError, new_game, position
 from engine.state import GameState, apply_in_place, replay
@@ -151,12 +151,12 @@ def _command(raw: Any, seats: dict[str, int], index: int, at: datetime) -> Comma
             if key not in ("by", "do") and key not in required | optional:
                 raise ScenarioError(f"unknown field {key!r} in command {index} ({do})")
     by = None
-    if do != "timeout":
+    if do not in SYSTEM_COMMANDS:
         if not isinstance(raw.get("by"), str) or raw["by"] not in seats:
             raise RuleError("bad_command", f"unknown player {raw.get('by')!r}")
         by = seats[raw["by"]]
     elif "by" in raw:
-        raise ScenarioError(f"unknown field 'by' in command {index} (timeout)")
+        raise ScenarioError(f"unknown field 'by' in command {index} ({do})")
     args = {k: v for k, v in raw.items() if k not in ("by", "do")}
     for key in SEAT_ARGS:
         if key in args:

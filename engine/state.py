@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engine.board import Board, load_board
@@ -530,6 +530,15 @@ def _chat(s: GameState, d: dict, by: int | None) -> None:
     pass
 
 
+def _deadlines_extended(s: GameState, d: dict, by: int | None) -> None:
+    shift = timedelta(seconds=d["seconds"])
+    windows = [s.turn, s.last_call, s.deal.window if s.deal else None]
+    windows.append(s.pending.window if s.pending else None)
+    for w in windows:
+        if w is not None:
+            w.deadline += shift
+
+
 def _seat_away(s: GameState, d: dict, by: int | None) -> None:
     s.away[d["seat"]] = d["away"]
 
@@ -559,6 +568,7 @@ _HANDLERS = {
     "game_ended": _game_ended,
     "chat": _chat,
     "seat_away": _seat_away,
+    "deadlines_extended": _deadlines_extended,
 }
 
 

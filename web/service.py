@@ -333,6 +333,9 @@ def _sync_deadlines(game_id: str, state: GameState) -> None:
     for row in rows:
         if row.window_id in open_windows:
             known.add(row.window_id)
+            if row.due_at != open_windows[row.window_id].deadline:  # moved (A1, resume)
+                row.due_at = open_windows[row.window_id].deadline
+                row.scheduled_at = None
         else:
             row.state = "done"
     for wid, window in open_windows.items():
@@ -406,7 +409,10 @@ def seats_of(game_id: str) -> list[Seat]:
 
 
 def set_status(game_id: str, status: str) -> None:
-    """Pause or resume a game (admin). Raises ``ServiceError`` 409 for a game that is over."""
+    """Pause or resume a game (admin). While paused nothing is taken and no window times out;
+    on resume every open deadline moves later by the time the game was paused (an ``extend``
+    command in the log). Raises ``ServiceError`` 409 for a game that is over, 400 for a bad
+    status."""
     game = get_game(game_id, lock=True)
     if game.status == "over":
         db.session.rollback()
@@ -414,8 +420,28 @@ def set_status(game_id: str, status: str) -> None:
     if status not in ("active", "paused"):
         db.session.rollback()
         raise ServiceError(400, "bad_status", "status is active or paused")
+    now = now_utc()
+    paused_at = game.settings.get("paused_at")
+    resumed = game.status == "paused" and status == "active" and paused_at
+    settings = dict(game.settings)
+    if status == "paused" and game.status != "paused":
+        settings["paused_at"] = now.isoformat()
+    elif status == "active":
+        settings.pop("paused_at", None)
+    game.settings = settings
     game.status = status
     db.session.commit()
+    if resumed:
+        seconds = int((now - datetime.fromisoformat(paused_at)).total_seconds())
+        if seconds >= 1:
+            try:
+                submit(
+                    game_id, None, {"do": "extend", "seconds": seconds}, f"resume:{paused_at}", now
+                )
+            except ServiceError as exc:
+                if exc.code != "not_due":  # no window open: nothing to move
+                    raise
+            return
     _after_commit(game_id)
 
 

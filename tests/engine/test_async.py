@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 
 import pytest
 from helpers_async import (
@@ -24,12 +25,14 @@ from helpers_async import (
 import engine.game
 import engine.rng
 import engine.setup
+import engine.views
 from engine.board import default_board
 from engine.cards import CARD_NAMES
 from engine.events import Event
+from engine.game import Command, decide
 from engine.options import OptionsError
 from engine.setup import new_game
-from engine.state import format_time, replay
+from engine.state import apply_in_place, format_time, replay
 from engine.views import next_deadline, redact_event, snapshot, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # FLAT_BOARD deals need C (seat 0) and D (seat 1)
@@ -878,3 +881,23 @@ def test_a6_a_seat_may_declare_itself_away():
     t.do(3, "away", away=False, h=6)
     assert not t.state.away[3]
     t.refused(3, "away", "bad_command", rule="A6", away="yes")
+
+
+def test_a1_extend_moves_every_open_deadline():
+    """A1 (rules-decisions): the server's ``extend`` (a game resumed after a pause) moves every
+    open window's deadline by the same time; a seat cannot send it."""
+    t = boss_table()
+    t.do(0, "open_deal", h=1)
+    t.do(2, "boss", h=2)
+    due_windows, legal_commands = engine.game.due_windows, engine.views.legal_commands
+    before = {w.id: w.deadline for w in due_windows(t.state)}
+    assert len(before) == 2  # the stop window and the negotiation
+    t.refused(0, "extend", "bad_command", seconds=3600)
+    command = Command("extend", None, {"seconds": 3600}, T0 + timedelta(hours=3))
+    evs = decide(t.state, command)
+    assert types(evs) == ["deadlines_extended"]
+    for e in evs:
+        apply_in_place(t.state, e)
+    after = {w.id: w.deadline for w in due_windows(t.state)}
+    assert after == {k: v + timedelta(hours=1) for k, v in before.items()}
+    assert not any(c["do"] == "extend" for s in range(4) for c in legal_commands(t.state, s))

@@ -128,3 +128,29 @@ def test_paused_game_refuses_commands(app) -> None:
         submit(created.game_id, state.active, {"do": "place_marker", "space": 1}, "k")
         assert get_game(created.game_id).status == "active"
         assert db.session.get(Game, created.game_id).last_seq == 2
+
+
+def test_resume_moves_deadlines_by_the_paused_time(app, clock) -> None:
+    """Pausing stops the clock for the players: on resume every open deadline (and its row)
+    moves later by the paused time, as an ``extend`` in the log (A1)."""
+    from web.service import set_status
+
+    with app.app_context():
+        created = create_game("t", PLAYERS, {"windows": {"turn": 3600}})
+        gid = created.game_id
+        due = db.session.execute(select(Deadline.due_at)).scalar_one()
+        clock.advance(minutes=30)
+        set_status(gid, "paused")
+        clock.advance(hours=10)
+        with pytest.raises(ServiceError) as err:  # nothing is taken while paused
+            submit(gid, None, {"do": "timeout"}, "t-paused")
+        assert err.value.code == "paused"
+        set_status(gid, "active")
+        moved = db.session.execute(select(Deadline.due_at)).scalar_one()
+        assert moved == due + timedelta(hours=10)
+        assert load_events(gid)[-1].type == "deadlines_extended"
+        with pytest.raises(ServiceError) as err:  # the old deadline has not come again
+            submit(gid, None, {"do": "timeout"}, "t-after")
+        assert err.value.code == "not_due"
+        clock.advance(minutes=31)
+        assert submit(gid, None, {"do": "timeout"}, "t-late").events[0][1].type == "timed_out"
