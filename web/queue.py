@@ -8,11 +8,17 @@ transport in the instance folder's ``broker/`` (no server, works across the proc
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 from celery import Celery
 from flask import Flask
+from kombu.exceptions import ChannelError
+from kombu.transport import filesystem
+from kombu.utils.encoding import str_to_bytes
+from kombu.utils.json import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +44,7 @@ def broker_settings() -> dict[str, Any]:
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "broker_url": "filesystem://",
+        "broker_transport": "web.queue:AtomicFilesystemTransport",
         "broker_transport_options": {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),
@@ -46,6 +53,28 @@ def broker_settings() -> dict[str, Any]:
             "store_processed": False,
         },
     }
+
+
+class AtomicFilesystemChannel(filesystem.Channel):
+    """kombu's filesystem channel, but a message file appears only once it is whole: it is
+    written under a name readers ignore and renamed into place (kombu writes in place, so a
+    reader could take a half-written file, fail to decode it, and bring the worker down)."""
+
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+        name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+        temporary = os.path.join(self.data_folder_out, f".{uuid.uuid4()}.part")
+        try:
+            with open(temporary, "wb") as f:
+                f.write(str_to_bytes(dumps(payload)))
+            os.replace(temporary, os.path.join(self.data_folder_out, name))
+        except OSError as exc:
+            raise ChannelError(f"cannot add a message to {self.data_folder_out!r}") from exc
+
+
+class AtomicFilesystemTransport(filesystem.Transport):
+    """The embedded broker's transport (see ``AtomicFilesystemChannel``)."""
+
+    Channel = AtomicFilesystemChannel
 
 
 _client: Celery | None = None

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 from web import create_app
 
@@ -26,26 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("BASE_URL", f"http://{args.host}:{args.port}")
     app = create_app()  # runs the migrations before the worker starts
-    worker = None
-    if not args.no_worker:
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.celery_app",
-                "worker",
-                "-B",
-                "--pool",
-                "threads",
-                "--concurrency",
-                "4",
-                "--loglevel",
-                "warning",
-            ],
-            start_new_session=True,  # its own process group: beat is its child
-        )
+    worker = None if args.no_worker else Supervised(WORKER_COMMAND)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the worker on SIGTERM too
     try:
         print(
@@ -54,13 +36,48 @@ def main(argv: list[str] | None = None) -> int:
         )
         app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
     finally:
-        if worker is not None:  # warm shutdown; tasks are acked late and idempotent anyway
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
+        if worker is not None:
+            worker.stop()
     return 0
+
+
+WORKER_COMMAND = [
+    sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "-B",
+    "--pool", "threads", "--concurrency", "4", "--loglevel", "warning",
+]  # fmt: skip
+
+
+class Supervised:
+    """A child process (the worker with beat) in its own process group, restarted when it
+    exits: a game must never freeze silently because its worker died. Deadlines and mail it
+    missed are recovered by the sweep (the database is the source of truth)."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+        self.stopping = threading.Event()
+        self.process = self._start()
+        threading.Thread(target=self._watch, name="worker-watchdog", daemon=True).start()
+
+    def _start(self) -> subprocess.Popen:
+        return subprocess.Popen(self.command, start_new_session=True)
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(2):
+            code = self.process.poll()
+            if code is not None and not self.stopping.is_set():
+                print(f"imtheboss: the worker exited ({code}); starting it again", flush=True)
+                self.process = self._start()
+
+    def stop(self) -> None:
+        """Warm shutdown (tasks are acked late and idempotent anyway), then kill."""
+        self.stopping.set()
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":
