@@ -185,6 +185,8 @@ def _board_from(form: NewGameForm) -> Any:
     raw = upload.read(1 << 20)
     try:
         return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError(_("the board file is nested too deeply")) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
 

@@ -10,6 +10,7 @@ hooks (the worker's scheduling and delivery, issue 4).
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,16 @@ from web.notify import invitation, notifications_for
 SNAPSHOT_EVERY = 32  # events: loading reads at most this many past the snapshot
 ENGINE_VERSION = 1
 MAX_KEY = 100
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+EMAIL = re.compile(r"[^\s@,;<>()\[\]\\\"]+@[^\s@,;<>()\[\]\\\"]+\.[^\s@,;<>()\[\]\\\".]+")
+
+
+def valid_email(address: str) -> bool:
+    """One plain address (``name@example.org``): no display name, list, spaces or control
+    characters, which could not go in a mail header."""
+    return isinstance(address, str) and len(address) <= 254 and EMAIL.fullmatch(address) is not None
 
 
 class ServiceError(Exception):
@@ -90,18 +101,23 @@ def create_game(
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form) and ``board`` (``"default"``, a board file's JSON, or a
     ``Board``). Raises ``ServiceError`` 400 for bad settings."""
+    if board not in (None, "default") and not isinstance(board, list | dict | Board):
+        # never a path: a string from a form or an upload must not read files on the server
+        raise ServiceError(400, "bad_settings", 'a board is "default" or a board file\'s JSON')
     try:
         opts = Options.from_json(options)
         the_board = default_board() if board in (None, "default") else load_board(board)
     except (OptionsError, BoardError) as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
+    except RecursionError:
+        raise ServiceError(400, "bad_settings", "the board file is nested too deeply") from None
     names = [n.strip() for n, _ in players]
     emails = [e.strip() for _, e in players]
-    if any(not n or len(n) > 40 for n in names):
+    if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
-    if any("@" not in e or len(e) > 254 for e in emails):
-        raise ServiceError(400, "bad_settings", "every player needs an email address")
-    title = (title or "").strip()[:120] or "I'm the Boss!"
+    if not all(valid_email(e) for e in emails):
+        raise ServiceError(400, "bad_settings", "every player needs one plain email address")
+    title = CONTROL.sub(" ", title or "").strip()[:120] or "I'm the Boss!"
     now = now_utc()
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
@@ -483,7 +499,7 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. Raises ``ServiceError`` 400/404."""
     email = (email or "").strip()
-    if "@" not in email or len(email) > 254 or any(c.isspace() for c in email):
+    if not valid_email(email):
         raise ServiceError(400, "bad_email", "that is not an email address")
     get_game(game_id)
     seat = db.session.execute(

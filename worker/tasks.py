@@ -288,7 +288,16 @@ def deliver(notification_id: int) -> str:
     row.attempts += 1
     row.emailed_at = now_utc()
     try:
-        send(compose(game, seat, [row]))
+        message = compose(game, seat, [row])
+    except (ValueError, TypeError) as exc:  # cannot be mailed at all: never retry
+        row.email_state = "failed"
+        db.session.commit()
+        current_app.logger.error(
+            "mail for seat %s of %s cannot be composed: %s", row.seat_index, row.game_id, exc
+        )
+        return "failed"
+    try:
+        send(message)
     except MAIL_ERRORS as exc:
         db.session.commit()  # keep the attempt: the sweep retries after the backoff
         current_app.logger.warning(

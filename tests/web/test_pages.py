@@ -608,3 +608,15 @@ def test_settings_away_goes_through_submit(app, game) -> None:
     assert post(clients[1], f"/g/{gid}/settings", csrf_of(page.text), **data).status_code == 303
     with app.app_context():
         assert not load_state(get_game(gid)).away[1]
+
+
+def test_emailed_window_anchor_exists_on_the_game_page(app, game) -> None:
+    """Mail links end in ``#window-<id>``: the seat's own waiting line carries that id."""
+    created, s, clients = game
+    gid = created.game_id
+    with app.app_context():
+        state = load_state(get_game(gid))
+    from engine.views import awaiting
+
+    (mine,) = [a for a in awaiting(state) if a["seat"] == s.boss]
+    assert f'id="window-{mine["window"]}"' in clients[s.boss].get(f"/g/{gid}").text

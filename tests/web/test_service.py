@@ -154,3 +154,40 @@ def test_resume_moves_deadlines_by_the_paused_time(app, clock) -> None:
         assert err.value.code == "not_due"
         clock.advance(minutes=31)
         assert submit(gid, None, {"do": "timeout"}, "t-late").events[0][1].type == "timed_out"
+
+
+@pytest.mark.parametrize("board", ["/etc/passwd", "engine/data/default_board.json", 42, "default "])
+def test_a_board_is_never_read_from_a_path(app, board) -> None:
+    """A board is "default" or a board file's JSON: a string is never opened as a file."""
+    with app.app_context():
+        with pytest.raises(ServiceError) as err:
+            create_game("t", PLAYERS, board=board)
+        assert err.value.status == 400 and "passwd" not in err.value.message
+        assert _count(Game) == 0
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "a5@example.org, evil@example.org",
+        "Friend <evil@example.org>",
+        "a@example.org\r\nBcc: e@x.org",
+        "a b@example.org",
+        "nobody",
+    ],
+)
+def test_player_emails_are_one_plain_address(app, email) -> None:
+    """What cannot go in a mail header is refused at creation (no invitation may go astray)."""
+    players = [*PLAYERS[:2], ("Carla", email)]
+    with app.app_context():
+        with pytest.raises(ServiceError) as err:
+            create_game("t", players)
+        assert err.value.status == 400 and _count(Game) == 0
+
+
+def test_titles_lose_control_characters_and_names_may_not_have_them(app) -> None:
+    with app.app_context():
+        created = create_game("Hi\r\nBcc: evil@example.org", PLAYERS)
+        assert get_game(created.game_id).title == "Hi  Bcc: evil@example.org"
+        with pytest.raises(ServiceError):
+            create_game("t", [("Amy\u202e", "amy@example.org"), *PLAYERS[1:]])
