@@ -18,6 +18,9 @@ from email.utils import format_datetime, make_msgid
 from zoneinfo import ZoneInfo
 
 from flask import current_app, g, render_template
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 
 from web.links import seat_link, unsubscribe_link
 from web.models import Game, Notification, OutboxMail, Seat, db
@@ -28,20 +31,20 @@ from web.service import now_utc
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
 
 SUBJECTS = {
-    "invited": "you are invited",
-    "your_turn": "your turn",
-    "place_marker": "place the marker to start",
-    "discard": "discard down to your hand limit",
-    "stop": "a card waits for your answer",
-    "last_call": "last call before the deal closes",
-    "offer": "terms for you",
-    "reminder": "reminder: your answer is due",
-    "deal_opened": "a deal was opened",
-    "agreement": "an agreement was made",
-    "boss_changed": "the boss changed",
-    "deal_closed": "a deal closed",
-    "deal_failed": "a deal failed",
-    "game_over": "the game is over",
+    "invited": _l("you are invited"),
+    "your_turn": _l("your turn"),
+    "place_marker": _l("place the marker to start"),
+    "discard": _l("discard down to your hand limit"),
+    "stop": _l("a card waits for your answer"),
+    "last_call": _l("last call before the deal closes"),
+    "offer": _l("terms for you"),
+    "reminder": _l("reminder: your answer is due"),
+    "deal_opened": _l("a deal was opened"),
+    "agreement": _l("an agreement was made"),
+    "boss_changed": _l("the boss changed"),
+    "deal_closed": _l("a deal closed"),
+    "deal_failed": _l("a deal failed"),
+    "game_over": _l("the game is over"),
 }
 
 
@@ -56,17 +59,21 @@ def local_time(at: datetime, zone: str) -> str:
 
 
 def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
-    """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news)."""
+    """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
+    language (its settings; event lines from the engine stay English)."""
+    g.locale = seat.locale if seat.locale in ("en", "zh_Hans", "zh_Hant") else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
     until = None
     if len(rows) == 1 and first.body.get("until"):
         until = local_time(datetime.fromisoformat(first.body["until"]), seat.timezone)
     if len(rows) == 1:
-        what = SUBJECTS.get(first.kind, first.kind)
+        what = str(SUBJECTS.get(first.kind, first.kind))
     else:
-        what = f"{len(rows)} things happened"
-    subject = f"[I'm the Boss!] {game.title}: {what}" + (f" (by {until})" if until else "")
+        what = ngettext("%(num)d thing happened", "%(num)d things happened", len(rows))
+    subject = _("[I'm the Boss!] %(title)s: %(what)s", title=game.title, what=what)
+    if until:
+        subject += " " + _("(by %(time)s)", time=until)
     if first.kind == "invited" and first.body.get("link"):
         link = first.body["link"]
     else:
@@ -90,7 +97,6 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
     msg["Message-ID"] = make_msgid(domain=os.environ.get("MAIL_DOMAIN", "imtheboss.local"))
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    g.locale = seat.locale if seat.locale in ("en", "zh_Hans", "zh_Hant") else "en"
     msg.set_content(render_template("email/notification.txt", **context))
     msg.add_alternative(render_template("email/notification.html", **context), subtype="html")
     return msg
