@@ -11,14 +11,13 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import psycopg
 import pytest
+from helpers_db import own_database
 from sqlalchemy import text
 
 from web import create_app
 from web.models import db
 
-SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
 TABLES = "notifications, deadlines, events, commands, seats, games"
 
 
@@ -36,26 +35,13 @@ class Clock:
         return self.now
 
 
-def _admin_conn() -> psycopg.Connection:
-    url = SERVER.replace("postgresql+psycopg://", "postgresql://")
-    return psycopg.connect(f"{url}/postgres", autocommit=True)
-
-
 @pytest.fixture(scope="session")
 def pg_url(worker_id: str) -> Iterator[str]:
     """A fresh database ``imtheboss_test_<worker>_<pid>`` for this test session (the pid: test
     sessions running at once on one server must not drop each other's database)."""
     name = f"imtheboss_test_{worker_id}_{os.getpid()}".replace("-", "_")
-    try:
-        conn = _admin_conn()
-    except psycopg.OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
-        pytest.fail(f"PostgreSQL is not reachable at {SERVER}: {exc}")
-    with conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"{SERVER}/{name}"
-    with _admin_conn() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with own_database(name) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,7 @@ import psycopg
 import pytest
 import redis
 import requests
+from helpers_db import SERVER, admin_conn
 from helpers_e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import func, select
@@ -54,7 +55,6 @@ from web.models import EventRecord, db
 from web.service import get_game, hash_token, load_events, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
-PG_SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
 REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
 # This test's own Redis database number (tests/worker uses 13 and, under xdist, 12 for gw1). A
 # PostgreSQL advisory lock on the same key scheme as tests/worker keeps two sessions apart.
@@ -98,11 +98,6 @@ class Stack:
     processes: list[Process]
 
 
-def _admin_conn() -> psycopg.Connection:
-    url = PG_SERVER.replace("postgresql+psycopg://", "postgresql://")
-    return psycopg.connect(f"{url}/postgres", autocommit=True)
-
-
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
     """PostgreSQL database, Redis database, SMTP server, worker, beat and gunicorn: started here,
@@ -112,7 +107,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
     client = redis.Redis.from_url(redis_url)
     try:
         client.ping()
-        lock = _admin_conn()
+        lock = admin_conn()
     except (redis.ConnectionError, psycopg.OperationalError) as exc:  # pragma: no cover
         pytest.fail(f"this test needs Redis and PostgreSQL (.ci/run starts them): {exc}")
     processes: list[Process] = []
@@ -128,7 +123,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
         client.flushdb()
         lock.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         lock.execute(f'CREATE DATABASE "{name}"')
-        pg_url = f"{PG_SERVER}/{name}"
+        pg_url = f"{SERVER}/{name}"
         try:
             port = free_port()
             base = f"http://127.0.0.1:{port}"

@@ -35,10 +35,10 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import redis
 from aiosmtpd.controller import Controller
+from helpers_db import admin_conn, own_database
 from helpers_worker import wait_for
 from sqlalchemy import text
 
@@ -46,7 +46,6 @@ from web import create_app
 from web.models import db
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
 REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
 TABLES = "mail_outbox, notifications, deadlines, events, commands, seats, games"
 SECRET = "worker-tests-secret"
@@ -58,33 +57,13 @@ RETRY_MAX_SECONDS = 3
 # -- PostgreSQL ------------------------------------------------------------------------------
 
 
-def _admin_conn() -> psycopg.Connection:
-    url = SERVER.replace("postgresql+psycopg://", "postgresql://")
-    return psycopg.connect(f"{url}/postgres", autocommit=True)
-
-
-@pytest.fixture(scope="session")
-def worker_id(request: pytest.FixtureRequest) -> str:
-    """The xdist worker id (``master`` without xdist)."""
-    return getattr(request.config, "workerinput", {}).get("workerid", "master")
-
-
 @pytest.fixture(scope="session")
 def pg_url(worker_id: str) -> Iterator[str]:
     """A fresh, migrated database for this session (dropped after it)."""
     name = f"imtheboss_worker_{worker_id}_{os.getpid()}".replace("-", "_")
-    try:
-        conn = _admin_conn()
-    except psycopg.OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
-        pytest.fail(f"PostgreSQL is not reachable at {SERVER}: {exc}")
-    with conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = f"{SERVER}/{name}"
-    create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": SECRET, "TASKS": False})
-    yield url
-    with _admin_conn() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with own_database(name) as url:
+        create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": SECRET, "TASKS": False})
+        yield url
 
 
 # -- Redis -----------------------------------------------------------------------------------
@@ -104,7 +83,7 @@ def redis_url(worker_id: str) -> Iterator[str]:
         client.ping()
     except redis.ConnectionError as exc:  # pragma: no cover - .ci/run starts Redis
         pytest.fail(f"Redis is not reachable at {REDIS_SERVER}: {exc}")
-    with _admin_conn() as lock:
+    with admin_conn() as lock:
         key = 0x1B055000 + number
 
         def locked() -> bool:

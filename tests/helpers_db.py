@@ -1,0 +1,39 @@
+"""PostgreSQL for the tests: databases of their own, created and dropped by the tests.
+
+``IMTHEBOSS_TEST_PG`` overrides the server URL (default ``postgresql+psycopg://postgres@127.0.0.1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
+
+
+def admin_conn() -> psycopg.Connection:
+    """An autocommit connection to the server's ``postgres`` database (to create and drop
+    databases, and for advisory locks)."""
+    url = SERVER.replace("postgresql+psycopg://", "postgresql://")
+    try:
+        return psycopg.connect(f"{url}/postgres", autocommit=True)
+    except psycopg.OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
+        pytest.fail(f"PostgreSQL is not reachable at {SERVER}: {exc}")
+
+
+@contextlib.contextmanager
+def own_database(name: str) -> Iterator[str]:
+    """A fresh database ``name`` (dropped first if a crashed run left it), its SQLAlchemy URL
+    while the block runs, dropped after it."""
+    with admin_conn() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{SERVER}/{name}"
+    finally:
+        with admin_conn() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
