@@ -12,44 +12,18 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
-
-T = TypeVar("T")
-
-
-def wait_for(
-    check: Callable[[], T], timeout: float, every: float = 0.2, what: str = "condition"
-) -> T:
-    """Poll ``check()`` until it returns something truthy (returned); fail the test naming
-    ``what`` after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
+from helpers_wait import free_port, wait_for  # noqa: F401  (re-exported)
 
 # -- processes -------------------------------------------------------------------------------
 

@@ -7,34 +7,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
+from helpers_wait import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(check, seconds: float, what: str):
-    """Poll ``check()`` every 0.2 s until it returns something truthy, at most ``seconds``."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -62,7 +44,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
             return False
 
     try:
-        wait_for(up, 60, "the server to answer")
+        wait_for(up, 60, what="the server to answer")
         yield base, tmp_path
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -93,7 +75,7 @@ def test_dev_serve_times_out_windows_and_keeps_mail_locally(served) -> None:
             ).fetchone()
         return count if count >= 2 else 0
 
-    assert wait_for(timeouts, 45, "two windows to time out") >= 2  # A5: nobody acted
+    assert wait_for(timeouts, 45, what="two windows to time out") >= 2  # A5: nobody acted
     outbox = wait_for(
         lambda: (
             (page := requests.get(base + "/operator/mail", timeout=5)).ok
@@ -101,6 +83,6 @@ def test_dev_serve_times_out_windows_and_keeps_mail_locally(served) -> None:
             and page.text
         ),
         30,
-        "the invitations in the local outbox",
+        what="the invitations in the local outbox",
     )
     assert "invited" in outbox and f"/g/{game_id}/s/" in outbox

@@ -25,7 +25,6 @@ import email
 import email.policy
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -39,7 +38,7 @@ import pytest
 import redis
 from aiosmtpd.controller import Controller
 from helpers_db import admin_conn, own_database
-from helpers_worker import wait_for
+from helpers_wait import free_port, wait_for
 from sqlalchemy import text
 
 from web import create_app
@@ -98,12 +97,6 @@ def redis_url(worker_id: str) -> Iterator[str]:
 
 
 # -- SMTP ------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Mailbox:

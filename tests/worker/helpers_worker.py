@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-import pytest
 import redis
+from helpers_wait import wait_for  # noqa: F401  (re-exported)
 from sqlalchemy import select
 
 from engine.board import default_board
@@ -19,23 +18,6 @@ from engine.state import GameState, apply_in_place, replay
 from engine.views import legal_commands
 from web.models import EventRecord, db
 from web.service import get_game, load_state, submit
-
-T = TypeVar("T")
-
-
-def wait_for(
-    check: Callable[[], T], timeout: float = 30.0, every: float = 0.2, what: str = "condition"
-) -> T:
-    """Poll ``check()`` until it returns something truthy (returned) or ``timeout`` seconds
-    pass (the test fails, naming ``what``)."""
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
 
 
 def players(tag: str, n: int = 3) -> list[tuple[str, str]]:
