@@ -1,14 +1,16 @@
-"""Waiting on real processes without bare sleeps: ``wait_for`` polls with a bound; ``free_port``
-picks a loopback port for a server the test starts."""
+"""Helpers for tests with real processes: ``wait_for`` polls with a bound (no bare sleeps),
+``free_port`` picks a loopback port, ``SmtpServer`` is a real SMTP server to receive mail."""
 
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
+from aiosmtpd.controller import Controller
 
 T = TypeVar("T")
 
@@ -33,3 +35,31 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class SmtpServer:
+    """A real SMTP server (aiosmtpd) on ``127.0.0.1:port`` in the test process. Subclasses say
+    what to ``keep`` of each message; ``stop()`` and ``start()`` take it down and bring it back
+    on the same port."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.lock = threading.Lock()
+        self.controller: Controller | None = None
+
+    def keep(self, content: bytes) -> None:
+        raise NotImplementedError
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        with self.lock:
+            self.keep(envelope.content)
+        return "250 OK"
+
+    def start(self) -> None:
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller = None

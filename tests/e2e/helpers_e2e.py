@@ -13,7 +13,6 @@ import os
 import re
 import signal
 import subprocess
-import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -22,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from helpers_wait import free_port, wait_for  # noqa: F401  (re-exported)
+from helpers_wait import SmtpServer, free_port, wait_for  # noqa: F401  (re-exported)
 
 # -- processes -------------------------------------------------------------------------------
 
@@ -133,29 +131,15 @@ def parse_mail(raw: bytes, at: datetime) -> Mail:
     return Mail(message, at, str(message["To"]), str(message["Subject"]), text, markup, found)
 
 
-class Mailbox:
+class Mailbox(SmtpServer):
     """An aiosmtpd server on a free port that keeps every message (``mails``)."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        super().__init__()
         self.mails: list[Mail] = []
-        self.lock = threading.Lock()
-        self.controller: Controller | None = None
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        mail = parse_mail(envelope.content, datetime.now(UTC))
-        with self.lock:
-            self.mails.append(mail)
-        return "250 OK"
-
-    def start(self) -> None:
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-
-    def stop(self) -> None:
-        if self.controller is not None:
-            self.controller.stop()
-            self.controller = None
+    def keep(self, content: bytes) -> None:
+        self.mails.append(parse_mail(content, datetime.now(UTC)))
 
     def all(self) -> list[Mail]:
         with self.lock:

@@ -27,7 +27,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -36,9 +35,8 @@ from typing import Any
 
 import pytest
 import redis
-from aiosmtpd.controller import Controller
 from helpers_db import admin_conn, own_database
-from helpers_wait import free_port, wait_for
+from helpers_wait import SmtpServer, free_port, wait_for
 from sqlalchemy import text
 
 from web import create_app
@@ -99,32 +97,18 @@ def redis_url(worker_id: str) -> Iterator[str]:
 # -- SMTP ------------------------------------------------------------------------------------
 
 
-class Mailbox:
+class Mailbox(SmtpServer):
     """An aiosmtpd server on ``port`` that keeps every message it receives (``messages``).
     ``stop()`` and ``start()`` take it down and bring it back on the same port."""
 
     def __init__(self, port: int) -> None:
-        self.port = port
+        super().__init__(port)
         self.messages: list[EmailMessage] = []
         self.received: list[datetime] = []  # when each message arrived
-        self.lock = threading.Lock()
-        self.controller: Controller | None = None
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self.lock:
-            self.messages.append(message)  # type: ignore[arg-type]
-            self.received.append(datetime.now(UTC))
-        return "250 OK"
-
-    def start(self) -> None:
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-
-    def stop(self) -> None:
-        if self.controller is not None:
-            self.controller.stop()
-            self.controller = None
+    def keep(self, content: bytes) -> None:
+        self.messages.append(email.message_from_bytes(content, policy=email.policy.default))  # type: ignore[arg-type]
+        self.received.append(datetime.now(UTC))
 
     def to(self, address: str) -> list[EmailMessage]:
         """The messages received for ``address``, in order."""
