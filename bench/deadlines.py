@@ -1,8 +1,9 @@
 """Deadline benchmark (issue 4): 2,000 deadlines falling due within one minute across 200 games.
 
-What it measures is the real path, end to end: games are made with ``web.service.create_game``
-by an app whose after-commit hook enqueues ``game_changed`` to Redis, exactly as the web
-process does; a real Celery worker with embedded beat (``celery -A worker.celery_app worker
+What it measures is the real path, end to end: games are made with
+``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues ``game_changed`` to
+Redis, exactly as the web process does; a real Celery worker with embedded beat (``celery -A
+imtheboss.worker.celery_app worker
 -B``, a subprocess) schedules each deadline as an ETA task, fires it (``fire_deadline`` locks
 the game, submits ``timeout``, the engine plays the silent player's turn, A5), and the timeout
 opens the next turn window, which the worker schedules in turn. Reminders at 80% of each window
@@ -78,7 +79,7 @@ def start_worker(
     when it is ready."""
     out = log.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker"]
+        [sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker"]
         + (["-B"] if beat else [])
         + ["--pool", "threads", "--concurrency", str(concurrency), "-l", "info"]
         + ["-n", f"{name}@%h"],
@@ -152,9 +153,9 @@ def main() -> None:
     for key in [k for k in os.environ if k.startswith("SMTP_")]:
         del os.environ[key]
 
-    from web import create_app
-    from web.models import Deadline, EventRecord, Game, OutboxMail, db
-    from web.service import create_game
+    from imtheboss.web import create_app
+    from imtheboss.web.models import Deadline, EventRecord, Game, OutboxMail, db
+    from imtheboss.web.service import create_game
 
     app = create_app(  # runs the migrations; TASKS on: create_game enqueues game_changed
         {

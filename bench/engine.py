@@ -24,10 +24,10 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from engine.events import Event  # noqa: E402
-from engine.game import Command, decide  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
-from engine.state import GameState, apply_in_place, replay  # noqa: E402
+from imtheboss.engine.events import Event  # noqa: E402
+from imtheboss.engine.game import Command, decide  # noqa: E402
+from imtheboss.engine.simulate import simulate  # noqa: E402
+from imtheboss.engine.state import GameState, apply_in_place, replay  # noqa: E402
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:

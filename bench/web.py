@@ -1,8 +1,8 @@
 """Web benchmark (issue 3): submit latency early and late in one game, and the floor.
 
 On a database of its own (``imtheboss_bench``, created and dropped here) it plays one 6-seat
-game through ``web.service.submit``: sensible bots' moves, timeouts when everyone waits, and chat
-(chat keeps the game alive while the log grows). Around event ~20 and again around event
+game through ``imtheboss.web.service.submit``: sensible bots' moves, timeouts when everyone waits,
+and chat (chat keeps the game alive while the log grows). Around event ~20 and again around event
 ~2,000 it times a batch of submits: bot moves, chat through ``submit``, and chat posted through
 the JSON API (Flask test client: JSON, bearer token, redaction included). In the same run it
 times the floor: a bare ``SELECT ... FOR UPDATE`` of one row, one ``INSERT`` and ``COMMIT``
@@ -32,12 +32,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
 import psycopg  # noqa: E402
-
-from engine.bots import SensibleBot  # noqa: E402
-from engine.views import legal_commands, next_deadline  # noqa: E402
-from web import create_app  # noqa: E402
-from web.models import db  # noqa: E402
-from web.service import ServiceError, create_game, get_game, load_state, submit  # noqa: E402
+from imtheboss.engine.bots import SensibleBot  # noqa: E402
+from imtheboss.engine.views import legal_commands, next_deadline  # noqa: E402
+from imtheboss.web import create_app  # noqa: E402
+from imtheboss.web.models import db  # noqa: E402
+from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit  # noqa: E402
 
 DATABASE = "imtheboss_bench"
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan", "Eve", "Fay")]

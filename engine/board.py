@@ -137,7 +137,9 @@ def load_board(source: Any) -> Board:
 def default_board() -> Board:
     """The shipped board, ``engine/data/default_board.json``: a balanced reconstruction of the
     printed board (RULES.md, board; its ``provenance`` says what it rests on). Loaded once."""
-    text = resources.files("engine").joinpath("data/default_board.json").read_text("utf-8")
+    text = (
+        resources.files("imtheboss.engine").joinpath("data/default_board.json").read_text("utf-8")
+    )
     return _parse(_decode(text, "default_board.json"), default_name="default")
 
 

@@ -12,9 +12,9 @@ import random
 from collections import Counter
 from typing import Any, Protocol
 
-from engine.cards import CARD_NAMES, card_kind, card_letter
-from engine.lineup import sources
-from engine.state import GameState
+from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter
+from imtheboss.engine.lineup import sources
+from imtheboss.engine.state import GameState
 
 
 class Bot(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from engine.board import LETTERS
+from imtheboss.engine.board import LETTERS
 
 FAMILY_PER_LETTER = 4
 TRAVEL_PER_LETTER = 3

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
+from imtheboss.engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
 
 
 def _scenario(args: argparse.Namespace) -> int:
@@ -35,7 +35,7 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from engine.simulate import SimulationError, simulate
+    from imtheboss.engine.simulate import SimulationError, simulate
 
     try:
         game = simulate(args.players, args.seed, variants=args.variant, bots=args.bot)

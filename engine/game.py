@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engine.board import LETTERS
-from engine.cards import (
+from imtheboss.engine.board import LETTERS
+from imtheboss.engine.cards import (
     CARD_NAMES,
     LAST_TILE,
     TILE_END_NUMBERS,
@@ -21,11 +21,11 @@ from engine.cards import (
     card_letter,
     is_card_name,
 )
-from engine.errors import RuleError
-from engine.events import Event
-from engine.lineup import can_supply, lineup, missing
-from engine.rng import die, shuffled
-from engine.state import GameState, Terms, Window, apply_in_place, format_time
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.lineup import can_supply, lineup, missing
+from imtheboss.engine.rng import die, shuffled
+from imtheboss.engine.state import GameState, Terms, Window, apply_in_place, format_time
 
 COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     # do: (required args, optional args)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CARD_NAMES
-from engine.events import Event
-from engine.views import redact_event
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.events import Event
+from imtheboss.engine.views import redact_event
 
 
 def _price(price: dict[str, int]) -> str:

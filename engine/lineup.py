@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.cards import CARD_NAMES, card_letter
-from engine.state import GameState
+from imtheboss.engine.cards import CARD_NAMES, card_letter
+from imtheboss.engine.state import GameState
 
 # R6.3: investor cards before family cards (no card is discarded when an investor card can fill
 # the letter); within each, the boss's own before cards under agreement (V9: opponents'

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.board import BoardError, default_board, load_board
-from engine.errors import RuleError
-from engine.game import COMMANDS, SYSTEM_COMMANDS, Command, decide
-from engine.options import Options, OptionsError
-from engine.setup import SetupError, new_game, position
-from engine.state import GameState, apply_in_place, replay
-from engine.views import next_deadline, snapshot
+from imtheboss.engine.board import BoardError, default_board, load_board
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.game import COMMANDS, SYSTEM_COMMANDS, Command, decide
+from imtheboss.engine.options import Options, OptionsError
+from imtheboss.engine.setup import SetupError, new_game, position
+from imtheboss.engine.state import GameState, apply_in_place, replay
+from imtheboss.engine.views import next_deadline, snapshot
 
 FORMAT = "imtheboss-scenario/1"
 TOP_FIELDS = {

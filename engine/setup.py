@@ -1,7 +1,7 @@
 """Starting a game (R2): a fresh deal, or a chosen position (scenarios, SCENARIOS.md ``state``).
 
 Both produce one ``game_started`` event holding the whole initial position; hidden parts of it
-(hands, draw pile, seed) are redacted per seat by ``engine.views``.
+(hands, draw pile, seed) are redacted per seat by ``imtheboss.engine.views``.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from engine.board import LETTERS, Board
-from engine.cards import CARD_NAMES, DECK_SIZE, SHORT_GAME_REMOVED_TILES
-from engine.events import Event
-from engine.options import Options
-from engine.rng import seed_hash, shuffled
-from engine.state import format_time
+from imtheboss.engine.board import LETTERS, Board
+from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE, SHORT_GAME_REMOVED_TILES
+from imtheboss.engine.events import Event
+from imtheboss.engine.options import Options
+from imtheboss.engine.rng import seed_hash, shuffled
+from imtheboss.engine.state import format_time
 
 HAND_SIZE = 5  # R2.3
 

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.board import Board, default_board
-from engine.bots import BOTS, Bot
-from engine.errors import RuleError
-from engine.events import Event
-from engine.game import Command, decide
-from engine.history import describe
-from engine.options import VARIANTS, Options
-from engine.setup import SetupError, new_game
-from engine.state import GameState, apply_in_place, replay
-from engine.views import legal_commands, next_deadline
+from imtheboss.engine.board import Board, default_board
+from imtheboss.engine.bots import BOTS, Bot
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.history import describe
+from imtheboss.engine.options import VARIANTS, Options
+from imtheboss.engine.setup import SetupError, new_game
+from imtheboss.engine.state import GameState, apply_in_place, replay
+from imtheboss.engine.views import legal_commands, next_deadline
 
 NAMES = ["Amy", "Bill", "Carla", "David", "Erin", "Larry"]
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.board import Board, load_board
-from engine.cards import CARD_NAMES, TILE_VALUES
-from engine.events import Event
-from engine.options import Options
+from imtheboss.engine.board import Board, load_board
+from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
+from imtheboss.engine.events import Event
+from imtheboss.engine.options import Options
 
 INFLUENCE_EVENTS = frozenset({"family_played", "card_pending", "card_stopped"})
 
@@ -122,7 +122,7 @@ class Deal:
 @dataclass
 class GameState:
     """Everything about one game. Hidden parts (hands, draw pile order, seed) must only leave
-    through ``engine.views`` (A8)."""
+    through ``imtheboss.engine.views`` (A8)."""
 
     players: list[str]
     options: Options

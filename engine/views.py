@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from engine.board import LETTERS
-from engine.cards import CARD_NAMES, card_kind, card_letter, multiset
-from engine.events import Event
-from engine.lineup import can_supply, lineup, missing
-from engine.state import GameState, Terms, format_time
+from imtheboss.engine.board import LETTERS
+from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
+from imtheboss.engine.events import Event
+from imtheboss.engine.lineup import can_supply, lineup, missing
+from imtheboss.engine.state import GameState, Terms, format_time
 
 NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
 
@@ -104,7 +104,7 @@ def awaiting(state: GameState) -> list[dict[str, Any]]:
 
 def next_deadline(state: GameState) -> datetime | None:
     """The earliest open deadline: when the scheduler must send ``timeout`` (A4-A6)."""
-    from engine.game import due_windows
+    from imtheboss.engine.game import due_windows
 
     windows = due_windows(state)
     return windows[0].deadline if windows else None

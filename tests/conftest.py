@@ -13,10 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from helpers_db import own_database
+from imtheboss.web import create_app
+from imtheboss.web.models import db
 from sqlalchemy import text
-
-from web import create_app
-from web.models import db
 
 TABLES = "notifications, deadlines, events, commands, seats, games"
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from engine.board import default_board
-from engine.cards import CARD_NAMES
-from engine.options import Options
-from engine.setup import new_game
-from engine.state import replay
+from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import replay
 
 NAMES = ["Amy", "Bill", "Carla"]
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in NAMES]

@@ -20,15 +20,16 @@ from flask import Flask, jsonify, render_template, request
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from imtheboss.web.models import db
+from imtheboss.web.queue import instance_dir
+from imtheboss.web.service import ServiceError
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from werkzeug.exceptions import HTTPException
 
-from web.models import db
-from web.queue import instance_dir
-from web.service import ServiceError
-
-ROOT = Path(__file__).resolve().parent.parent
+# The templates ship inside the package, beside ``web`` (``imtheboss/templates`` in a wheel, the
+# top-level ``templates/`` folder in a checkout).
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LANGUAGES = {"en": "English", "zh_Hans": "简体中文", "zh_Hant": "繁體中文"}
 
 csrf = CSRFProtect()
@@ -133,7 +134,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_path=str(instance_dir()),
-        template_folder=str(ROOT / "templates"),
+        template_folder=str(TEMPLATES),
         static_folder="static",
     )
     instance = Path(app.instance_path)
@@ -160,7 +161,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
-    from web.queue import init_queue
+    from imtheboss.web.queue import init_queue
 
     init_queue(app)
     if app.config["AUTO_MIGRATE"]:
@@ -173,7 +174,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 def _register_blueprints(app: Flask) -> None:
     import importlib
 
-    for name in ("web.pages", "web.api", "web.links"):
+    for name in ("imtheboss.web.pages", "imtheboss.web.api", "imtheboss.web.links"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

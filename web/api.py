@@ -6,7 +6,7 @@ CSRF: a browser never attaches that header on its own. The organiser's admin tok
 as a spectator (``seat: null``) but cannot play. Tokens of one game never work in another.
 
 Reading never changes anything (``GET``); the one write, posting a command, goes through
-``web.service.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
+``imtheboss.web.service.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
 ``terms_changed``). Everything a seat receives passes through ``view``/``redact_event`` (A8).
 Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._register_errors``).
 """
@@ -19,13 +19,11 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
-
-from engine.events import Event
-from engine.state import GameState, apply_in_place, format_time, replay, state_from_json
-from engine.views import awaiting, legal_commands, redact_event, view
-from web.models import EventRecord, Game, db
-from web.service import (
+from imtheboss.engine.events import Event
+from imtheboss.engine.state import GameState, apply_in_place, format_time, replay, state_from_json
+from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.web.models import EventRecord, Game, db
+from imtheboss.web.service import (
     MAX_KEY,
     ServiceError,
     create_game,
@@ -36,6 +34,7 @@ from web.service import (
     seat_by_token,
     submit,
 )
+from sqlalchemy import select
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -46,7 +45,7 @@ DEFAULT_EVENTS = 200
 def register(app: Flask) -> None:
     """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
     authenticated by a bearer token, never by a cookie."""
-    from web import csrf
+    from imtheboss.web import csrf
 
     csrf.exempt(bp)
     app.register_blueprint(bp)

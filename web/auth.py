@@ -8,10 +8,9 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 from __future__ import annotations
 
 from flask import abort, request, session
+from imtheboss.web.models import Seat, db
+from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
-
-from web.models import Seat, db
-from web.service import ServiceError, is_admin_token, seat_by_token
 
 
 def remember_seat(game_id: str, seat: Seat) -> None:

@@ -1,8 +1,9 @@
 """How the pages say things (issue 3, Pages): times in the viewer's zone, prices, card names,
 labels and groups for the legal commands' forms, and each negotiation's timeline.
 
-Everything here reads only what ``engine.views.view`` and ``engine.views.redact_event`` give one
-seat (A8): no hand but the viewer's own, no draw pile order, no seed before the end.
+Everything here reads only what ``imtheboss.engine.views.view`` and
+``imtheboss.engine.views.redact_event`` give one seat (A8): no hand but the viewer's own, no draw
+pile order, no seed before the end.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from babel.dates import format_datetime, format_timedelta
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
+from imtheboss.engine.cards import TILE_VALUES
+from imtheboss.engine.events import Event
+from imtheboss.engine.history import describe
+from imtheboss.engine.views import redact_event
 from markupsafe import Markup, escape
-
-from engine.cards import TILE_VALUES
-from engine.events import Event
-from engine.history import describe
-from engine.views import redact_event
 
 # -- time ------------------------------------------------------------------------------------
 

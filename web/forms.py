@@ -8,6 +8,8 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
+from imtheboss.engine.options import DEFAULT_WINDOWS, VARIANTS
+from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
     DecimalField,
@@ -23,9 +25,6 @@ from wtforms import (
 from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget, NumberInput
 
-from engine.options import DEFAULT_WINDOWS, VARIANTS
-from web.display import valid_timezone
-
 try:
     from wtforms.fields.choices import SelectChoice
 except ImportError:  # WTForms before 3.3 takes (value, label) pairs
@@ -35,7 +34,7 @@ except ImportError:  # WTForms before 3.3 takes (value, label) pairs
 
 
 MAX_PLAYERS = 6
-MAX_WINDOW_HOURS = 720  # 30 days (engine.options: 2,592,000 seconds at most)
+MAX_WINDOW_HOURS = 720  # 30 days (imtheboss.engine.options: 2,592,000 seconds at most)
 
 VARIANT_HELP = {
     "V1": _l("V1: boss cards do not change the turn order (play passes left of the opener)."),

@@ -15,12 +15,11 @@ from email import message_from_string
 from email.policy import default as default_policy
 
 from flask import Blueprint, Flask, abort, current_app, redirect, render_template, request
+from imtheboss.web.auth import remember_seat
+from imtheboss.web.models import OutboxMail, Seat, db
+from imtheboss.web.service import ServiceError, get_game
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
-
-from web.auth import remember_seat
-from web.models import OutboxMail, Seat, db
-from web.service import ServiceError, get_game
 
 LINK_MAX_AGE = 90 * 86400  # seconds
 
@@ -117,7 +116,7 @@ def operator_mail():
 
 def register(app: Flask) -> None:
     """Add the mail-link routes; the unsubscribe POST is exempt from CSRF (one click)."""
-    from web import csrf
+    from imtheboss.web import csrf
 
     csrf.exempt(unsubscribe)
     app.register_blueprint(bp)

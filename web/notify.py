@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from engine.events import Event
-from engine.history import describe
-from engine.state import GameState
-from engine.views import awaiting
+from imtheboss.engine.events import Event
+from imtheboss.engine.history import describe
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import awaiting
 
 ANSWER_KINDS = {
     "turn": "your_turn",

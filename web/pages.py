@@ -1,10 +1,10 @@
 """The web pages (issue 3, section 4): home, new game, seat and admin sign-in, the game page
 and its live fragment, the action endpoint, negotiations, history, inbox, settings, admin.
 
-Every page shows a seat only what ``engine.views.view`` and ``redact_event`` give that seat
-(A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
-action is a ``POST`` with a CSRF token that goes through ``web.service.submit``. Tokens are
-never logged nor shown again after sign-in (the organiser sees a seat's new link once, after a
+Every page shows a seat only what ``imtheboss.engine.views.view`` and ``redact_event`` give that
+seat (A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
+action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.service.submit``. Tokens
+are never logged nor shown again after sign-in (the organiser sees a seat's new link once, after a
 resend).
 """
 
@@ -33,21 +33,18 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from sqlalchemy import func, select, update
-from werkzeug.wrappers import Response
-
-from engine.events import Event
-from engine.game import MAX_CHAT, MAX_PRICE
-from engine.history import describe
-from engine.options import Options
-from engine.setup import tile_stack
-from engine.state import GameState
-from engine.views import legal_commands, view
-from web import LANGUAGES, display
-from web.auth import current_seat, is_admin, remember_admin, remember_seat
-from web.forms import VARIANT_HELP, NewGameForm, SettingsForm
-from web.models import EventRecord, Game, Notification, Seat, db
-from web.service import (
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
+from imtheboss.engine.history import describe
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import tile_stack
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import legal_commands, view
+from imtheboss.web import LANGUAGES, display
+from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
+from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
+from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
+from imtheboss.web.service import (
     ServiceError,
     create_game,
     get_game,
@@ -62,6 +59,8 @@ from web.service import (
     set_status,
     submit,
 )
+from sqlalchemy import func, select, update
+from werkzeug.wrappers import Response
 
 bp = Blueprint("pages", __name__)
 

@@ -20,13 +20,12 @@ from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def instance_dir() -> Path:
     """Where local data lives (SQLite database, secret key, embedded broker, beat schedule):
-    ``IMTHEBOSS_INSTANCE``, else ``instance/`` in the repository."""
-    return Path(os.environ.get("IMTHEBOSS_INSTANCE") or ROOT / "instance")
+    ``IMTHEBOSS_INSTANCE``, else ``instance/`` in the working directory (never inside the
+    installed package)."""
+    return Path(os.environ.get("IMTHEBOSS_INSTANCE") or Path.cwd() / "instance").resolve()
 
 
 def broker_settings() -> dict[str, Any]:
@@ -44,7 +43,7 @@ def broker_settings() -> dict[str, Any]:
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "broker_url": "filesystem://",
-        "broker_transport": "web.queue:AtomicFilesystemTransport",
+        "broker_transport": "imtheboss.web.queue:AtomicFilesystemTransport",
         "broker_transport_options": {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),
@@ -92,14 +91,14 @@ def client() -> Celery:
 
 
 def send(name: str, *args: Any, **options: Any) -> None:
-    """Queue task ``name`` (e.g. ``worker.tasks.game_changed``) with ``args``."""
+    """Queue task ``name`` (e.g. ``imtheboss.worker.tasks.game_changed``) with ``args``."""
     client().send_task(name, args=args, **options)
 
 
 def init_queue(app: Flask) -> None:
     """After each committed change to a game, tell the worker (``TASKS`` config, default on).
     A lost message is recovered by the worker's periodic sweep."""
-    from web.service import on_commit
+    from imtheboss.web.service import on_commit
 
     if app.config.get("TASKS", True):
-        on_commit(app, lambda game_id: send("worker.tasks.game_changed", game_id))
+        on_commit(app, lambda game_id: send("imtheboss.worker.tasks.game_changed", game_id))

@@ -1,4 +1,4 @@
-"""``python -m web.serve``: the zero-setup default (README's first command).
+"""``python -m imtheboss.web.serve``: the zero-setup default (README's first command).
 
 Starts a Celery worker with embedded beat on the embedded broker (kombu's filesystem
 transport; Redis when ``REDIS_URL`` is set), then serves the web app on ``--host``/``--port``
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 
-from web import create_app
+from imtheboss.web import create_app
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 WORKER_COMMAND = [
-    sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "-B",
+    sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker", "-B",
     "--pool", "threads", "--concurrency", "4", "--loglevel", "warning",
 ]  # fmt: skip
 

@@ -18,18 +18,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import current_app
+from imtheboss.engine.board import Board, BoardError, default_board, load_board
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import COMMANDS, Command, decide, due_windows
+from imtheboss.engine.options import Options, OptionsError
+from imtheboss.engine.setup import SetupError, new_game
+from imtheboss.engine.state import GameState, apply_in_place, replay, state_from_json, state_to_json
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.notify import invitation, notifications_for
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-
-from engine.board import Board, BoardError, default_board, load_board
-from engine.errors import RuleError
-from engine.events import Event
-from engine.game import COMMANDS, Command, decide, due_windows
-from engine.options import Options, OptionsError
-from engine.setup import SetupError, new_game
-from engine.state import GameState, apply_in_place, replay, state_from_json, state_to_json
-from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from web.notify import invitation, notifications_for
 
 SNAPSHOT_EVERY = 32  # events: loading reads at most this many past the snapshot
 ENGINE_VERSION = 1

@@ -1,9 +1,9 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Start a worker with ``celery -A worker.celery_app worker`` and beat with
-``celery -A worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve`` starts both
-on the embedded broker. Settings: ``REDIS_URL`` (broker), ``SWEEP_SECONDS`` (beat sweep period,
-default 5), ``BATCH_DELAY_SECONDS`` (how long news waits before it is mailed, default 180).
+Start a worker with ``celery -A imtheboss.worker.celery_app worker`` and beat with ``celery -A
+imtheboss.worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve`` starts both on the
+embedded broker. Settings: ``REDIS_URL`` (broker), ``SWEEP_SECONDS`` (beat sweep period, default 5),
+``BATCH_DELAY_SECONDS`` (how long news waits before it is mailed, default 180).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any
 
 from celery import Celery, Task
 from flask import Flask
-
-from web.queue import broker_settings, instance_dir
+from imtheboss.web.queue import broker_settings, instance_dir
 
 _flask_app: Flask | None = None
 
@@ -24,7 +23,7 @@ def flask_app() -> Flask:
     web process does)."""
     global _flask_app
     if _flask_app is None:
-        from web import create_app
+        from imtheboss.web import create_app
 
         _flask_app = create_app({"AUTO_MIGRATE": False, "TASKS": False})
     return _flask_app
@@ -41,7 +40,7 @@ class FlaskTask(Task):
 def make_celery() -> Celery:
     """The worker's Celery app: the shared broker settings, late acks (a killed worker's task
     is redelivered), the beat sweep."""
-    app = Celery("imtheboss", task_cls=FlaskTask, include=["worker.tasks"])
+    app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
     sweep = float(os.environ.get("SWEEP_SECONDS", "5"))
     app.conf.update(
         broker_settings(),
@@ -52,7 +51,7 @@ def make_celery() -> Celery:
         broker_connection_retry_on_startup=True,
         timezone="UTC",
         enable_utc=True,
-        beat_schedule={"sweep": {"task": "worker.tasks.sweep", "schedule": sweep}},
+        beat_schedule={"sweep": {"task": "imtheboss.worker.tasks.sweep", "schedule": sweep}},
         beat_schedule_filename=os.environ.get("BEAT_SCHEDULE_FILE")
         or str(instance_dir() / "celerybeat-schedule"),
     )

@@ -21,10 +21,9 @@ from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
-
-from web.links import seat_link, unsubscribe_link
-from web.models import Game, Notification, OutboxMail, Seat, db
-from web.service import now_utc
+from imtheboss.web.links import seat_link, unsubscribe_link
+from imtheboss.web.models import Game, Notification, OutboxMail, Seat, db
+from imtheboss.web.service import now_utc
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.

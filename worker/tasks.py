@@ -21,12 +21,11 @@ from datetime import timedelta
 
 from celery import shared_task
 from flask import current_app
+from imtheboss.engine.views import awaiting
+from imtheboss.web.models import Deadline, Game, Notification, Seat, db
+from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
+from imtheboss.worker.mail import compose, send
 from sqlalchemy import select
-
-from engine.views import awaiting
-from web.models import Deadline, Game, Notification, Seat, db
-from web.service import ServiceError, get_game, load_state, now_utc, submit
-from worker.mail import compose, send
 
 HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
 # A scheduled deadline still open this long after it was due is fired again (its task was lost).
@@ -41,7 +40,7 @@ def _eta(due):
     return due if due > now else now
 
 
-@shared_task(name="worker.tasks.game_changed")
+@shared_task(name="imtheboss.worker.tasks.game_changed")
 def game_changed(game_id: str) -> None:
     """Schedule the game's deadlines due soon; mail what needs an answer; batch the news."""
     _schedule(game_id)
@@ -81,7 +80,7 @@ def _queue_mail(game_id: str, since=None) -> None:
             send_batch.apply_async((game_id, seat), countdown=BATCH_DELAY.total_seconds())
 
 
-@shared_task(name="worker.tasks.fire_deadline")
+@shared_task(name="imtheboss.worker.tasks.fire_deadline")
 def fire_deadline(game_id: str, window_id: str) -> str:
     """Submit ``timeout`` for ``window_id`` if it is still open and due. Returns what it did."""
     row = db.session.execute(
@@ -113,7 +112,7 @@ def fire_deadline(game_id: str, window_id: str) -> str:
     return "fired"
 
 
-@shared_task(name="worker.tasks.sweep")
+@shared_task(name="imtheboss.worker.tasks.sweep")
 def sweep() -> dict[str, int]:
     """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
     now = now_utc()
@@ -265,7 +264,7 @@ def _wants(seat: Seat, row: Notification) -> bool:
     return seat.notify in ("every", "digest")
 
 
-@shared_task(name="worker.tasks.deliver")
+@shared_task(name="imtheboss.worker.tasks.deliver")
 def deliver(notification_id: int) -> str:
     """Mail one notification row, once. The row is locked while sending, so a second run of the
     same task waits and then finds it sent. A failure is recorded on the row (``attempts``,
@@ -312,7 +311,7 @@ def deliver(notification_id: int) -> str:
     return "sent"
 
 
-@shared_task(name="worker.tasks.send_batch")
+@shared_task(name="imtheboss.worker.tasks.send_batch")
 def send_batch(game_id: str, seat_index: int) -> str:
     """One email with the news since the seat last looked; none if it has looked since."""
     seat = db.session.execute(

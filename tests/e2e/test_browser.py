@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from helpers_deal import NAMES, PLAYERS, find_setup
+from imtheboss.engine.board import default_board
+from imtheboss.web.service import create_game
 from playwright.sync_api import Browser, Locator, Page, expect
-
-from engine.board import default_board
-from web.service import create_game
 
 CHROMIUM = Path("/usr/bin/chromium")
 

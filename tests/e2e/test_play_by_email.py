@@ -6,14 +6,14 @@
   creates and drops);
 - an aiosmtpd SMTP server in this process receives every email.
 
-The organiser creates the game on the real ``/new`` page (short game, V7; windows of seconds).
-Each seat then acts only through links found in the emails it received: it opens the link of
-its latest email (of the email about that very window when it owes an answer: its turn, a stop
-window, the last call, a discard) with its own ``requests.Session``, reads the game page it lands
-on and submits one of that page's forms. ``engine.bots.SensibleBot`` chooses the moves from the
-stored state; the move is made by finding the page form whose hidden ``cmd`` is the bot's choice
-and filling its inputs (price, text, cards). Seats 3 and 4 answer nothing at first, so their
-windows time out (A5) and they are marked away (A6); then they join in from their mail.
+The organiser creates the game on the real ``/new`` page (short game, V7; windows of seconds). Each
+seat then acts only through links found in the emails it received: it opens the link of its latest
+email (of the email about that very window when it owes an answer: its turn, a stop window, the last
+call, a discard) with its own ``requests.Session``, reads the game page it lands on and submits one
+of that page's forms. ``imtheboss.engine.bots.SensibleBot`` chooses the moves from the stored state;
+the move is made by finding the page form whose hidden ``cmd`` is the bot's choice and filling its
+inputs (price, text, cards). Seats 3 and 4 answer nothing at first, so their windows time out (A5)
+and they are marked away (A6); then they join in from their mail.
 
 At the end: the game is over; its final scores equal a replay of the stored event log; every
 emailed link followed worked; a mail scanner's ``GET`` and ``HEAD`` of every link in every email
@@ -42,17 +42,16 @@ import redis
 import requests
 from helpers_db import SERVER, admin_conn
 from helpers_e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
+from imtheboss.engine.bots import SensibleBot
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.history import describe
+from imtheboss.engine.state import GameState, replay
+from imtheboss.engine.views import awaiting, legal_commands
+from imtheboss.web import create_app
+from imtheboss.web.models import EventRecord, db
+from imtheboss.web.service import get_game, hash_token, load_events, load_state
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import func, select
-
-from engine.bots import SensibleBot
-from engine.cards import CARD_NAMES
-from engine.history import describe
-from engine.state import GameState, replay
-from engine.views import awaiting, legal_commands
-from web import create_app
-from web.models import EventRecord, db
-from web.service import get_game, hash_token, load_events, load_state
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
@@ -71,7 +70,7 @@ SILENT_MAX = 90.0  # this many seconds
 PLAY_LIMIT = 360.0  # seconds for the whole game
 STUCK = 45.0  # seconds without a new event: the game is stuck
 HTTP_TIMEOUT = 20
-CELERY = "celery -A worker.celery_app"
+CELERY = "celery -A imtheboss.worker.celery_app"
 
 # The windows a move answers, by the kind of ``awaiting`` entry (its email names the window).
 ANSWERS = {
@@ -170,7 +169,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
             web = Process(
                 "gunicorn",
                 [py, "-m", "gunicorn", "--preload", "--workers", "2", "--access-logfile", "-"]
-                + ["--bind", f"127.0.0.1:{port}", "web:create_app()"],
+                + ["--bind", f"127.0.0.1:{port}", "imtheboss.web:create_app()"],
                 env,
                 ROOT,
                 tmp_path / "web.log",
@@ -588,7 +587,7 @@ def _tokens(stack: Stack, gid: str) -> list[str]:
     """Each seat's secret token, from its invitation; it must be that seat's own."""
     tokens = []
     with stack.app.app_context():
-        from web.service import seats_of
+        from imtheboss.web.service import seats_of
 
         hashes = [s.token_hash for s in seats_of(gid)]
         db.session.remove()

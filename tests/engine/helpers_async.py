@@ -14,16 +14,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-
-from engine.board import Board, default_board, load_board
-from engine.cards import CARD_NAMES
-from engine.errors import RuleError
-from engine.events import Event
-from engine.game import Command, decide
-from engine.options import Options
-from engine.setup import new_game, position
-from engine.state import GameState, apply_in_place, replay
-from engine.views import awaiting, snapshot
+from imtheboss.engine.board import Board, default_board, load_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game, position
+from imtheboss.engine.state import GameState, apply_in_place, replay
+from imtheboss.engine.views import awaiting, snapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 PLAYERS = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay"]

@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from engine.board import default_board, load_board
-from engine.errors import RuleError
-from engine.events import Event
-from engine.game import Command, decide
-from engine.options import Options
-from engine.setup import new_game, position
-from engine.state import apply_in_place, replay
-from engine.views import next_deadline, snapshot
+from imtheboss.engine.board import default_board, load_board
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game, position
+from imtheboss.engine.state import apply_in_place, replay
+from imtheboss.engine.views import next_deadline, snapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 PLAYERS = ("Ann", "Bob", "Cat", "Dan")

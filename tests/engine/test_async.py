@@ -7,6 +7,10 @@ import hashlib
 import json
 from datetime import timedelta
 
+import imtheboss.engine.game
+import imtheboss.engine.rng
+import imtheboss.engine.setup
+import imtheboss.engine.views
 import pytest
 from helpers_async import (
     FLAT_BOARD,
@@ -21,19 +25,14 @@ from helpers_async import (
     options,
     types,
 )
-
-import engine.game
-import engine.rng
-import engine.setup
-import engine.views
-from engine.board import default_board
-from engine.cards import CARD_NAMES
-from engine.events import Event
-from engine.game import Command, decide
-from engine.options import OptionsError
-from engine.setup import new_game
-from engine.state import apply_in_place, format_time, replay
-from engine.views import next_deadline, redact_event, snapshot, view
+from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import OptionsError
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import apply_in_place, format_time, replay
+from imtheboss.engine.views import next_deadline, redact_event, snapshot, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # FLAT_BOARD deals need C (seat 0) and D (seat 1)
 
@@ -748,7 +747,9 @@ def test_a9_outcomes_are_in_the_events():
     assert len(rolls) == 6
     assert all(e.data["source"] == "rng" and 1 <= e.data["value"] <= 6 for e in rolls)
     assert t.state.rng_count == 2 + 6
-    assert [e.data["value"] for e in rolls] == [engine.rng.die(99, 2 + i) for i in range(6)]
+    assert [e.data["value"] for e in rolls] == [
+        imtheboss.engine.rng.die(99, 2 + i) for i in range(6)
+    ]
 
 
 def test_a9_forced_dice_first():
@@ -801,7 +802,7 @@ def test_a9_replay_never_calls_the_generator(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("replay used the random generator")
 
-    for module in (engine.rng, engine.game, engine.setup):
+    for module in (imtheboss.engine.rng, imtheboss.engine.game, imtheboss.engine.setup):
         for fn in ("die", "shuffled", "_rng"):
             if hasattr(module, fn):
                 monkeypatch.setattr(module, fn, boom)
@@ -889,7 +890,10 @@ def test_a1_extend_moves_every_open_deadline():
     t = boss_table()
     t.do(0, "open_deal", h=1)
     t.do(2, "boss", h=2)
-    due_windows, legal_commands = engine.game.due_windows, engine.views.legal_commands
+    due_windows, legal_commands = (
+        imtheboss.engine.game.due_windows,
+        imtheboss.engine.views.legal_commands,
+    )
     before = {w.id: w.deadline for w in due_windows(t.state)}
     assert len(before) == 2  # the stop window and the negotiation
     t.refused(0, "extend", "bad_command", seconds=3600)

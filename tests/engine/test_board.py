@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine.board import LETTERS, Board, BoardError, Choice, Space, default_board, load_board
+from imtheboss.engine.board import (
+    LETTERS,
+    Board,
+    BoardError,
+    Choice,
+    Space,
+    default_board,
+    load_board,
+)
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 

@@ -12,11 +12,10 @@ import json
 import random
 
 import pytest
-
-from engine.game import Command
-from engine.simulate import simulate
-from engine.state import GameState
-from engine.views import redact_event, view
+from imtheboss.engine.game import Command
+from imtheboss.engine.simulate import simulate
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import redact_event, view
 
 
 def scrambled(state: GameState, seat: int | None, rng: random.Random) -> GameState:

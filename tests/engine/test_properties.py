@@ -18,15 +18,14 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from engine.bots import _fill
-from engine.cards import DECK_SIZE
-from engine.errors import RuleError
-from engine.events import Event
-from engine.game import Command, decide
-from engine.options import VARIANTS
-from engine.simulate import simulate
-from engine.state import (
+from imtheboss.engine.bots import _fill
+from imtheboss.engine.cards import DECK_SIZE
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import VARIANTS
+from imtheboss.engine.simulate import simulate
+from imtheboss.engine.state import (
     GameState,
     apply,
     every_card,
@@ -34,7 +33,7 @@ from engine.state import (
     state_from_json,
     state_to_json,
 )
-from engine.views import legal_commands
+from imtheboss.engine.views import legal_commands
 
 GAMES = int(os.environ.get("IMTHEBOSS_PROPERTY_GAMES", "1000"))
 

@@ -7,9 +7,8 @@ from collections import Counter
 
 import pytest
 from helpers_core import PLAYERS, SMALL_BOARD, T0, Game, board_json
-
-from engine.board import LETTERS, default_board
-from engine.cards import (
+from imtheboss.engine.board import LETTERS, default_board
+from imtheboss.engine.cards import (
     CARD_NAMES,
     DECK_SIZE,
     LAST_TILE,
@@ -18,11 +17,11 @@ from engine.cards import (
     card_kind,
     card_letter,
 )
-from engine.options import Options
-from engine.rng import die
-from engine.setup import SetupError, first_player, new_game, position
-from engine.state import every_card, replay
-from engine.views import redact_event, snapshot, view
+from imtheboss.engine.options import Options
+from imtheboss.engine.rng import die
+from imtheboss.engine.setup import SetupError, first_player, new_game, position
+from imtheboss.engine.state import every_card, replay
+from imtheboss.engine.views import redact_event, snapshot, view
 
 # Ann controls C, S and W: she can close a deal on SMALL_BOARD's space 0 alone.
 SOLO = {
@@ -611,7 +610,7 @@ def test_r1_1_every_card_id_is_kept_through_random_play(seed):
     the limit, every listed command is accepted, and replaying the log gives the same state."""
     import random
 
-    from engine.views import legal_commands
+    from imtheboss.engine.views import legal_commands
 
     rnd = random.Random(seed)
     g = Game(fresh=True, seed=seed)

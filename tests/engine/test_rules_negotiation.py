@@ -7,10 +7,9 @@ from collections import Counter
 
 import pytest
 from helpers_core import SMALL_BOARD, Game
-
-from engine.cards import CARD_NAMES
-from engine.lineup import lineup
-from engine.views import legal_commands, view
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.lineup import lineup
+from imtheboss.engine.views import legal_commands, view
 
 # Space 0 of SMALL_BOARD needs C, S and W and pays 3 shares (6 M at tile #1).
 BASE = {
@@ -925,7 +924,7 @@ def test_r6_7_both_piles_empty_draw_gives_what_there_is():
 def test_legal_commands_are_accepted_during_a_negotiation():
     """R4-R6: every command the views list for a seat is accepted by decide (sanity check of
     the rules both sides implement)."""
-    from engine.game import Command, decide
+    from imtheboss.engine.game import Command, decide
 
     g = deal(
         {

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from helpers_core import scenario_doc, write_json
-
-from engine.cli import main
-from engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
+from imtheboss.engine.cli import main
+from imtheboss.engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
 
 OURS = Path(__file__).resolve().parents[1] / "scenarios"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"

@@ -14,11 +14,10 @@ from helpers_async import (
     options,
     types,
 )
-
-from engine.board import default_board
-from engine.cards import CARD_NAMES
-from engine.setup import SetupError, new_game
-from engine.views import legal_commands
+from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.setup import SetupError, new_game
+from imtheboss.engine.views import legal_commands
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # side pool S, W
 THREE = {0: ["C", "D"], 1: ["G", "L"], 2: ["S", "W"]}

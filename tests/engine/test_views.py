@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 from helpers_async import FLAT_BOARD, Table, allow_all, at, of_type
-
-from engine.errors import RuleError
-from engine.game import Command, decide
-from engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
 
@@ -152,7 +151,7 @@ def test_a8_redacted_drawn_cards():
 
 def test_a8_redacted_reshuffle():
     """A8: a reshuffled draw pile's order is shown as its size only."""
-    from engine.cards import CARD_NAMES
+    from imtheboss.engine.cards import CARD_NAMES
 
     rest = list(CARD_NAMES)
     rest.remove("stop")
@@ -327,12 +326,12 @@ def test_a2_pending_recruit_in_the_discard_step_is_in_the_view():
     """R6.6, A2: a triple recruit played in the discard step shows in every seat's view."""
     from datetime import datetime
 
-    from engine.board import default_board
-    from engine.game import Command, decide
-    from engine.options import Options
-    from engine.setup import position
-    from engine.state import apply_in_place, replay
-    from engine.views import view
+    from imtheboss.engine.board import default_board
+    from imtheboss.engine.game import Command, decide
+    from imtheboss.engine.options import Options
+    from imtheboss.engine.setup import position
+    from imtheboss.engine.state import apply_in_place, replay
+    from imtheboss.engine.views import view
 
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     hand = ["recruit"] * 3 + ["family:C"] * 4 + ["family:D"] * 4 + ["boss"]

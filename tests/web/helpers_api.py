@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.board import default_board
-from engine.game import Command, decide
-from engine.lineup import lineup
-from engine.options import Options
-from engine.setup import new_game
-from engine.state import GameState, apply_in_place, replay
-from engine.views import legal_commands
+from imtheboss.engine.board import default_board
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.lineup import lineup
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import GameState, apply_in_place, replay
+from imtheboss.engine.views import legal_commands
 
 NAMES = ["Amy", "Bill", "Carla", "Dan", "Eve", "Fay"]
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # the clock fixture's start

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 from helpers_api import NAMES, Api, fill, find_deal_plan
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.web.models import EventRecord, Notification, Seat, db
+from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import func, select
-
-from engine.cards import CARD_NAMES
-from web.models import EventRecord, Notification, Seat, db
-from web.service import create_game, get_game, load_state
 
 PLAYERS = [{"name": n, "email": f"{n.lower()}@example.org"} for n in NAMES[:3]]
 

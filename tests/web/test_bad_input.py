@@ -15,10 +15,9 @@ import flask
 import pytest
 from flask_wtf.csrf import generate_csrf
 from helpers_api import NAMES, find_deal_plan
+from imtheboss.web.models import CommandRecord, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.service import create_game
 from sqlalchemy import func, select
-
-from web.models import CommandRecord, EventRecord, Game, Notification, Seat, db
-from web.service import create_game
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in NAMES[:3]]
 
@@ -421,8 +420,8 @@ def test_the_same_game_still_plays_after_the_sweep(app, world) -> None:
     assert [e["type"] for e in response.get_json()["events"]][-1] == "terms_set"
 
 
-PAGES = importlib.util.find_spec("web.pages") is not None
-needs_pages = pytest.mark.skipif(not PAGES, reason="web.pages not written yet")
+PAGES = importlib.util.find_spec("imtheboss.web.pages") is not None
+needs_pages = pytest.mark.skipif(not PAGES, reason="imtheboss.web.pages not written yet")
 JSON = {"Accept": "application/json"}
 
 

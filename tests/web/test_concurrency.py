@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from helpers_api import NAMES, Api, find_stop_plan
+from imtheboss.web.models import CommandRecord, EventRecord, db
+from imtheboss.web.service import create_game, get_game
 from sqlalchemy import func, select
-
-from web.models import CommandRecord, EventRecord, db
-from web.service import create_game, get_game
 
 THREADS = 20
 

@@ -2,8 +2,8 @@
 hides (other seats' hands, the draw pile's order, the seed before the end, other seats' money
 without ``open_money``).
 
-A whole 4-player game is played by the engine's bots THROUGH ``web.service.submit`` on the test
-PostgreSQL database. At sampled moments (the first time the game is in each phase, then every
+A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the
+test PostgreSQL database. At sampled moments (the first time the game is in each phase, then every
 few commands, and at the end) every seat (and the organiser, a spectator) fetches every page and
 fragment it can reach and the API's answers, and two checks run:
 
@@ -41,15 +41,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from imtheboss.engine.bots import RandomBot, SensibleBot
+from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
+from imtheboss.engine.state import GameState, state_to_json
+from imtheboss.engine.views import legal_commands, next_deadline
+from imtheboss.web.display import card_text
+from imtheboss.web.models import EventRecord, Notification, db
+from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from sqlalchemy import func, select
-
-from engine.bots import RandomBot, SensibleBot
-from engine.cards import CARD_NAMES, DECK_SIZE
-from engine.state import GameState, state_to_json
-from engine.views import legal_commands, next_deadline
-from web.display import card_text
-from web.models import EventRecord, Notification, db
-from web.service import ServiceError, create_game, get_game, load_state, submit
 
 SEED = "seed-c0ffee-XYZ"  # long and unusual: any occurrence on a page is a leak
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]

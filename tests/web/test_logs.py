@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import imtheboss.web  # noqa: F401  (installs the filter)
 import pytest
-
-import web  # noqa: F401  (installs the filter)
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,10 @@ event lines inside stay English (documented)."""
 
 from __future__ import annotations
 
+from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.service import create_game, get_game
+from imtheboss.worker.mail import compose
 from sqlalchemy import select
-
-from web.models import Notification, Seat, db
-from web.service import create_game, get_game
-from worker.mail import compose
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 

@@ -14,14 +14,13 @@ from urllib.parse import urlsplit
 
 import pytest
 from helpers_deal import NAMES, PLAYERS, find_setup
+from imtheboss.engine.board import default_board
+from imtheboss.engine.views import view
+from imtheboss.web.display import card_text
+from imtheboss.web.links import seat_link
+from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
+from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from sqlalchemy import func, select
-
-from engine.board import default_board
-from engine.views import view
-from web.display import card_text
-from web.links import seat_link
-from web.models import CommandRecord, EventRecord, Notification, Seat, db
-from web.service import create_game, get_game, load_events, load_state, seats_of
 
 # -- reading pages ---------------------------------------------------------------------------
 
@@ -480,13 +479,13 @@ def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
     import random
     from datetime import timedelta
 
-    from engine.bots import RandomBot, SensibleBot
-    from engine.errors import RuleError
-    from engine.game import Command, decide
-    from engine.state import apply_in_place, state_to_json
-    from engine.views import legal_commands, next_deadline
-    from web.display import public_command
-    from web.service import get_game
+    from imtheboss.engine.bots import RandomBot, SensibleBot
+    from imtheboss.engine.errors import RuleError
+    from imtheboss.engine.game import Command, decide
+    from imtheboss.engine.state import apply_in_place, state_to_json
+    from imtheboss.engine.views import legal_commands, next_deadline
+    from imtheboss.web.display import public_command
+    from imtheboss.web.service import get_game
 
     players = [*PLAYERS, ("Dan", "dan@example.org")]
     with app.app_context():
@@ -616,7 +615,7 @@ def test_emailed_window_anchor_exists_on_the_game_page(app, game) -> None:
     gid = created.game_id
     with app.app_context():
         state = load_state(get_game(gid))
-    from engine.views import awaiting
+    from imtheboss.engine.views import awaiting
 
     (mine,) = [a for a in awaiting(state) if a["seat"] == s.boss]
     assert f'id="window-{mine["window"]}"' in clients[s.boss].get(f"/g/{gid}").text

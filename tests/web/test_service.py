@@ -6,11 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
-
-from engine.state import replay
-from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from web.service import (
+from imtheboss.engine.state import replay
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.service import (
     SNAPSHOT_EVERY,
     ServiceError,
     create_game,
@@ -20,6 +18,7 @@ from web.service import (
     seat_by_token,
     submit,
 )
+from sqlalchemy import func, select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 
@@ -115,7 +114,7 @@ def test_deadlines_follow_the_open_windows(app, clock) -> None:
 
 
 def test_paused_game_refuses_commands(app) -> None:
-    from web.service import set_status
+    from imtheboss.web.service import set_status
 
     with app.app_context():
         created = create_game("t", PLAYERS)
@@ -133,7 +132,7 @@ def test_paused_game_refuses_commands(app) -> None:
 def test_resume_moves_deadlines_by_the_paused_time(app, clock) -> None:
     """Pausing stops the clock for the players: on resume every open deadline (and its row)
     moves later by the paused time, as an ``extend`` in the log (A1)."""
-    from web.service import set_status
+    from imtheboss.web.service import set_status
 
     with app.app_context():
         created = create_game("t", PLAYERS, {"windows": {"turn": 3600}})

@@ -37,10 +37,9 @@ import pytest
 import redis
 from helpers_db import admin_conn, own_database
 from helpers_wait import SmtpServer, free_port, wait_for
+from imtheboss.web import create_app
+from imtheboss.web.models import db
 from sqlalchemy import text
-
-from web import create_app
-from web.models import db
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
@@ -153,7 +152,7 @@ def smtp(_mailbox: Mailbox) -> Iterator[Mailbox]:
 
 
 class WorkerProcess:
-    """``celery -A worker.celery_app worker -B`` as a subprocess in its own process group
+    """``celery -A imtheboss.worker.celery_app worker -B`` as a subprocess in its own process group
     (beat runs as its child), its output in ``log``."""
 
     def __init__(self, env: dict[str, str], log: Path, name: str) -> None:
@@ -179,7 +178,7 @@ class WorkerProcess:
                 "-m",
                 "celery",
                 "-A",
-                "worker.celery_app",
+                "imtheboss.worker.celery_app",
                 "worker",
                 "-B",
                 "--pool",
@@ -310,11 +309,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 @pytest.fixture
 def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
-    """This process has the worker's settings too: ``web.queue`` enqueues to the tests' Redis
-    database, and worker code a test runs here (``worker.tasks.fire_deadline.run``) sees the
-    same database, SMTP server and delays. The environment is restored after each test (other
-    test folders may run in this process next)."""
-    import web.queue
+    """This process has the worker's settings too: ``imtheboss.web.queue`` enqueues to the tests'
+    Redis database, and worker code a test runs here (``imtheboss.worker.tasks.fire_deadline.run``)
+    sees the same database, SMTP server and delays. The environment is restored after each test
+    (other test folders may run in this process next)."""
+    import imtheboss.web.queue
 
     values = {
         "REDIS_URL": redis_url,
@@ -328,13 +327,13 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
-    if web.queue._client is not None:  # made earlier: it may point at another broker
-        web.queue._client.close()
-    web.queue._client = None
+    if imtheboss.web.queue._client is not None:  # made earlier: it may point at another broker
+        imtheboss.web.queue._client.close()
+    imtheboss.web.queue._client = None
     yield
-    if web.queue._client is not None:
-        web.queue._client.close()
-    web.queue._client = None
+    if imtheboss.web.queue._client is not None:
+        imtheboss.web.queue._client.close()
+    imtheboss.web.queue._client = None
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)

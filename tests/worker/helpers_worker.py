@@ -8,16 +8,15 @@ from typing import Any
 
 import redis
 from helpers_wait import wait_for  # noqa: F401  (re-exported)
+from imtheboss.engine.board import default_board
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import GameState, apply_in_place, replay
+from imtheboss.engine.views import legal_commands
+from imtheboss.web.models import EventRecord, db
+from imtheboss.web.service import get_game, load_state, submit
 from sqlalchemy import select
-
-from engine.board import default_board
-from engine.game import Command, decide
-from engine.options import Options
-from engine.setup import new_game
-from engine.state import GameState, apply_in_place, replay
-from engine.views import legal_commands
-from web.models import EventRecord, db
-from web.service import get_game, load_state, submit
 
 
 def players(tag: str, n: int = 3) -> list[tuple[str, str]]:

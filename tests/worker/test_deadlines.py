@@ -18,11 +18,10 @@ from helpers_worker import (
     timed_out_windows,
     wait_for,
 )
+from imtheboss.web import queue
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
+from imtheboss.web.service import create_game, set_status
 from sqlalchemy import select
-
-from web import queue
-from web.models import CommandRecord, Deadline, EventRecord, Notification, db
-from web.service import create_game, set_status
 
 FAST = {"windows": {"turn": 3, "stop": 3, "last_call": 3, "negotiation": 4}}
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
@@ -101,7 +100,7 @@ def test_a_deadline_task_delivered_twice_appends_one_event(quiet_app, worker):
         gid = create_game("Twice", players("twice"), {"windows": {"turn": 2}}, seed=2).game_id
         due = deadline_rows(gid)["w0"].due_at
         for _ in range(2):
-            queue.send("worker.tasks.fire_deadline", gid, "w0", eta=due)
+            queue.send("imtheboss.worker.tasks.fire_deadline", gid, "w0", eta=due)
         wait_for(lambda: "w0" in timed_out_windows(gid), 20, what="w0 to time out")
         set_status(gid, "paused")
         assert timed_out_windows(gid).count("w0") == 1
@@ -114,9 +113,11 @@ def test_a_deadline_task_delivered_twice_appends_one_event(quiet_app, worker):
 def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, worker):
     """``fire_deadline`` run twice at the same moment in two threads (as two workers would),
     then once more: one event; the other runs find the window ended or the key used."""
-    importlib.import_module("worker.celery_app")  # the current Celery app: the tests' Redis db
-    from web import create_app
-    from worker.tasks import fire_deadline
+    importlib.import_module(
+        "imtheboss.worker.celery_app"
+    )  # the current Celery app: the tests' Redis db
+    from imtheboss.web import create_app
+    from imtheboss.worker.tasks import fire_deadline
 
     with quiet_app.app_context():
         gid = create_game("Threads", players("threads"), SLOW, seed=3).game_id

@@ -28,11 +28,10 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
+from imtheboss.web import queue
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.service import create_game, mark_seen, set_status
 from sqlalchemy import func, select, update
-
-from web import queue
-from web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from web.service import create_game, mark_seen, set_status
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 LINK = re.compile(r"http://testserver/[^\s\"'<>]+")
@@ -89,7 +88,7 @@ def task_done(worker: Any, task_id: str) -> bool:
 
 
 def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet_app, smtp, worker):
-    from worker.mail import local_time
+    from imtheboss.worker.mail import local_time
 
     zones = ["Asia/Shanghai", "America/New_York", "Europe/Paris"]
     with quiet_app.app_context():
@@ -101,7 +100,7 @@ def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet
                 .values(timezone=zone)
             )
         db.session.commit()
-        queue.send("worker.tasks.game_changed", gid)
+        queue.send("imtheboss.worker.tasks.game_changed", gid)
         mails = wait_for(lambda: len(smtp.about("Headers")) >= 4 and smtp.about("Headers"), 20)
         due = db.session.execute(
             select(Deadline.due_at).where(Deadline.game_id == gid, Deadline.window_id == "w0")
@@ -222,15 +221,17 @@ def test_get_and_head_on_every_emailed_link_change_nothing(app, smtp, worker):
 
 
 def test_one_email_per_notification_row_when_delivery_runs_twice(quiet_app, smtp, worker):
-    importlib.import_module("worker.celery_app")  # the current Celery app: the tests' Redis db
-    from worker.tasks import deliver
+    importlib.import_module(
+        "imtheboss.worker.celery_app"
+    )  # the current Celery app: the tests' Redis db
+    from imtheboss.worker.tasks import deliver
 
     with quiet_app.app_context():  # nothing enqueued after commit: the tasks are ours
         gid = create_game("Twice", players("twice"), SLOW, seed=6).game_id
         invites = {r.seat_index: r.id for r in rows_of(gid) if r.kind == "invited"}
         # Twice through the worker, at once (four threads: both run together).
         ids = [
-            queue.client().send_task("worker.tasks.deliver", args=(invites[0],)).id
+            queue.client().send_task("imtheboss.worker.tasks.deliver", args=(invites[0],)).id
             for _ in range(2)
         ]
         wait_for(lambda: all(task_done(worker, i) for i in ids), 20, what="both deliveries")
