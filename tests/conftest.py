@@ -51,7 +51,9 @@ def worker_id(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def _migrated(pg_url: str) -> str:
-    create_app({"SQLALCHEMY_DATABASE_URI": pg_url, "SECRET_KEY": "test"})  # runs the migrations
+    create_app(  # runs the migrations
+        {"SQLALCHEMY_DATABASE_URI": pg_url, "SECRET_KEY": "test-secret", "BASE_URL": "http://t"}
+    )
     return pg_url
 
 

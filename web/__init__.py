@@ -1,17 +1,14 @@
-"""The Flask app (issue 3): ``create_app(config)``.
+"""The Flask app: ``create_app(config)``.
 
-Settings come from the environment: ``DATABASE_URL`` (PostgreSQL; when unset, SQLite in the
-instance folder: ``IMTHEBOSS_INSTANCE`` or ``instance/``), ``SECRET_KEY`` (else one is generated
-once and kept in the instance folder), ``BASE_URL`` (for links in mail). Tests pass ``config``
-(``CLOCK`` injects the time).
+Settings come from ``imtheboss.web.settings.Settings`` (the environment, read once); ``config``
+overrides them (tests: ``SQLALCHEMY_DATABASE_URI``, ``CLOCK`` injects the time...). Outside the
+embedded default a missing ``SECRET_KEY`` or ``BASE_URL`` stops the start (``SettingsError``).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,8 +18,8 @@ from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from imtheboss.web.models import db
-from imtheboss.web.queue import instance_dir
 from imtheboss.web.service import ServiceError
+from imtheboss.web.settings import Settings
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from werkzeug.exceptions import HTTPException
@@ -35,29 +32,6 @@ LANGUAGES = {"en": "English", "zh_Hans": "简体中文", "zh_Hant": "繁體中�
 csrf = CSRFProtect()
 migrate = Migrate()
 babel = Babel()
-
-
-def _secret_key(instance: Path) -> str:
-    if os.environ.get("SECRET_KEY"):
-        return os.environ["SECRET_KEY"]
-    path = instance / "secret_key"
-    if not path.exists():
-        instance.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(48))
-        path.chmod(0o600)
-    return path.read_text().strip()
-
-
-def _database_url(instance: Path) -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith("postgres://"):
-        url = "postgresql+psycopg://" + url[len("postgres://") :]
-    elif url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://") :]
-    if url:
-        return url
-    instance.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{instance / 'imtheboss.sqlite3'}"
 
 
 @event.listens_for(Engine, "connect")
@@ -129,18 +103,19 @@ def select_locale() -> str:
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
-    """Build the app. ``config`` overrides settings (tests: ``SQLALCHEMY_DATABASE_URI``,
-    ``CLOCK``, ``WTF_CSRF_ENABLED``...)."""
+    """Build the app from the settings, ``config`` on top (tests: ``SQLALCHEMY_DATABASE_URI``,
+    ``CLOCK``, ``WTF_CSRF_ENABLED``...). Raises ``SettingsError`` when the settings cannot run
+    a server (see ``Settings.require_production``)."""
+    overrides = dict(config or {})
+    settings = Settings.load()
     app = Flask(
-        __name__,
-        instance_path=str(instance_dir()),
+        "imtheboss.web",
+        instance_path=str(settings.instance_dir()),
         template_folder=str(TEMPLATES),
         static_folder="static",
     )
-    instance = Path(app.instance_path)
     app.config.update(
         SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
-        BASE_URL=os.environ.get("BASE_URL", "http://localhost:5000"),
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
         AUTO_MIGRATE=True,
@@ -149,12 +124,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,
         MAX_CONTENT_LENGTH=1 << 20,
     )
-    if config:
-        app.config.update(config)
-    if not app.config.get("SQLALCHEMY_DATABASE_URI"):
-        app.config["SQLALCHEMY_DATABASE_URI"] = _database_url(instance)
-    if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = _secret_key(instance)
+    app.config.update(settings.flask_config(database="SQLALCHEMY_DATABASE_URI" not in overrides))
+    app.config.update(overrides)
+    _check_settings(app, settings)
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
@@ -169,6 +141,24 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             upgrade(directory=str(Path(__file__).parent / "migrations"))
             db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
     return app
+
+
+def _check_settings(app: Flask, settings: Settings) -> None:
+    """The embedded default makes its own key and links to itself; anything else must be told
+    both (``SettingsError``)."""
+    if app.config.get("EMBEDDED"):
+        if not app.config.get("SECRET_KEY"):
+            app.config["SECRET_KEY"] = settings.embedded_secret_key()
+        if not app.config.get("BASE_URL"):
+            app.config["BASE_URL"] = f"http://127.0.0.1:{app.config['PORT']}"
+        return
+    checked = settings.model_copy(
+        update={
+            "secret_key": app.config.get("SECRET_KEY") or "",
+            "base_url": app.config.get("BASE_URL") or "",
+        }
+    )
+    checked.require_production()
 
 
 def _register_blueprints(app: Flask) -> None:

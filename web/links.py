@@ -10,7 +10,6 @@ state: mail scanners may prefetch it); ``GET/POST /u/<signed>`` one-click unsubs
 from __future__ import annotations
 
 import ipaddress
-import os
 from email import message_from_string
 from email.policy import default as default_policy
 
@@ -84,12 +83,12 @@ def unsubscribe(game_id: str, signed: str):
 
 
 def _operator_allowed() -> bool:
-    token = os.environ.get("OPERATOR_TOKEN", "")
+    token = current_app.config["OPERATOR_TOKEN"]
     if token and request.args.get("token") == token:
         return True
     try:
         return (
-            not os.environ.get("SMTP_HOST")
+            not current_app.config["SMTP_HOST"]
             and ipaddress.ip_address(request.remote_addr or "").is_loopback
         )
     except ValueError:

@@ -9,28 +9,23 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from time import monotonic
 from typing import Any
 
 from celery import Celery
-from flask import Flask
+from flask import Flask, current_app
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
 
-def instance_dir() -> Path:
-    """Where local data lives (SQLite database, secret key, embedded broker, beat schedule):
-    ``IMTHEBOSS_INSTANCE``, else ``instance/`` in the working directory (never inside the
-    installed package)."""
-    return Path(os.environ.get("IMTHEBOSS_INSTANCE") or Path.cwd() / "instance").resolve()
-
-
-def broker_settings() -> dict[str, Any]:
-    """Celery settings for the broker: Redis from ``REDIS_URL``, else the filesystem broker."""
-    url = os.environ.get("REDIS_URL", "")
+def broker_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Celery settings for the broker from the app's settings (``REDIS_URL``, ``BROKER_DIR``,
+    ``INSTANCE_DIR``): Redis when ``REDIS_URL`` is set, else the filesystem broker."""
+    url = config.get("REDIS_URL") or ""
     if url:
         return {
             "broker_url": url,
@@ -38,7 +33,7 @@ def broker_settings() -> dict[str, Any]:
             # task is redelivered well after it was due, not days later.
             "broker_transport_options": {"visibility_timeout": 3600},
         }
-    folder = Path(os.environ.get("IMTHEBOSS_BROKER_DIR") or instance_dir() / "broker")
+    folder = Path(config.get("BROKER_DIR") or Path(config["INSTANCE_DIR"]) / "broker")
     for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
@@ -76,22 +71,22 @@ class AtomicFilesystemTransport(filesystem.Transport):
     Channel = AtomicFilesystemChannel
 
 
-_client: Celery | None = None
-
-
-def client() -> Celery:
-    """A Celery client that only sends (created once per process)."""
-    global _client
-    if _client is None:
-        _client = Celery("imtheboss-web", set_as_current=False)
-        _client.conf.update(
-            broker_settings(), task_ignore_result=True, broker_connection_retry=False
+def client(app: Flask | None = None) -> Celery:
+    """The app's Celery client, which only sends (made once per app)."""
+    app = app or current_app._get_current_object()  # type: ignore[attr-defined]
+    made = app.extensions.get("imtheboss.queue")
+    if made is None:
+        made = Celery("imtheboss-web", set_as_current=False)
+        made.conf.update(
+            broker_settings(app.config), task_ignore_result=True, broker_connection_retry=False
         )
-    return _client
+        app.extensions["imtheboss.queue"] = made
+    return made
 
 
 def send(name: str, *args: Any, **options: Any) -> None:
-    """Queue task ``name`` (e.g. ``imtheboss.worker.tasks.game_changed``) with ``args``."""
+    """Queue task ``name`` (e.g. ``imtheboss.worker.tasks.game_changed``) with ``args``, through
+    the current app's broker."""
     client().send_task(name, args=args, **options)
 
 

@@ -16,22 +16,25 @@ import sys
 import threading
 
 from imtheboss.web import create_app
+from imtheboss.web.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the web app and, beside it, a worker with beat. Returns the exit code."""
     parser = argparse.ArgumentParser(prog="imtheboss serve", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "5000")))
+    parser.add_argument("--port", type=int, default=Settings.load().port)
     parser.add_argument("--no-worker", action="store_true", help="serve pages only")
     args = parser.parse_args(argv)
+    # The embedded default (its children inherit it): a key of its own, links to itself.
+    os.environ["IMTHEBOSS_EMBEDDED"] = "1"
     os.environ.setdefault("BASE_URL", f"http://{args.host}:{args.port}")
     app = create_app()  # runs the migrations before the worker starts
     worker = None if args.no_worker else Supervised(WORKER_COMMAND)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the worker on SIGTERM too
     try:
         print(
-            f"imtheboss: serving on {os.environ['BASE_URL']} (mail outbox: /operator/mail)",
+            f"imtheboss: serving on {app.config['BASE_URL']} (mail outbox: /operator/mail)",
             flush=True,
         )
         app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)

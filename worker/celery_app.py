@@ -1,19 +1,21 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Start a worker with ``celery -A imtheboss.worker.celery_app worker`` and beat with ``celery -A
-imtheboss.worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve`` starts both on the
-embedded broker. Settings: ``REDIS_URL`` (broker), ``SWEEP_SECONDS`` (beat sweep period, default 5),
-``BATCH_DELAY_SECONDS`` (how long news waits before it is mailed, default 180).
+Start a worker with ``celery -A imtheboss.worker.celery_app worker`` and beat with
+``celery -A imtheboss.worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve``
+starts both on the embedded broker. The broker, the sweep period (``SWEEP_SECONDS``) and the
+beat schedule file come from the same settings object as the web app's
+(``imtheboss.web.settings``).
 """
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 from typing import Any
 
 from celery import Celery, Task
 from flask import Flask
-from imtheboss.web.queue import broker_settings, instance_dir
+from imtheboss.web.queue import broker_settings
+from imtheboss.web.settings import Settings
 
 _flask_app: Flask | None = None
 
@@ -40,10 +42,11 @@ class FlaskTask(Task):
 def make_celery() -> Celery:
     """The worker's Celery app: the shared broker settings, late acks (a killed worker's task
     is redelivered), the beat sweep."""
+    settings = Settings.load()
+    config = settings.flask_config(database=False)
     app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
-    sweep = float(os.environ.get("SWEEP_SECONDS", "5"))
     app.conf.update(
-        broker_settings(),
+        broker_settings(config),
         task_ignore_result=True,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -51,9 +54,11 @@ def make_celery() -> Celery:
         broker_connection_retry_on_startup=True,
         timezone="UTC",
         enable_utc=True,
-        beat_schedule={"sweep": {"task": "imtheboss.worker.tasks.sweep", "schedule": sweep}},
-        beat_schedule_filename=os.environ.get("BEAT_SCHEDULE_FILE")
-        or str(instance_dir() / "celerybeat-schedule"),
+        beat_schedule={
+            "sweep": {"task": "imtheboss.worker.tasks.sweep", "schedule": settings.sweep_seconds}
+        },
+        beat_schedule_filename=settings.beat_schedule_file
+        or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )
     return app
 

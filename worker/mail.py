@@ -2,15 +2,14 @@
 is needed and by when (in the player's time zone), the link to the exact decision, ``Date``,
 ``Message-ID``, ``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``.
 
-Sending uses smtplib with ``SMTP_HOST``, ``SMTP_PORT`` (25), ``SMTP_USER``, ``SMTP_PASSWORD``,
-``SMTP_STARTTLS`` (``1``) and ``MAIL_FROM``; without ``SMTP_HOST`` mail goes to the local
-outbox table that the operator reads at ``/operator/mail``.
+Sending uses smtplib with the app's mail settings (``SMTP_HOST``, ``SMTP_PORT``, ``SMTP_USER``,
+``SMTP_PASSWORD``, ``SMTP_STARTTLS``, ``MAIL_FROM``); without ``SMTP_HOST`` mail goes to the
+local outbox table that the operator reads at ``/operator/mail``.
 """
 
 from __future__ import annotations
 
 import email.policy
-import os
 import smtplib
 from datetime import datetime
 from email.message import EmailMessage
@@ -90,10 +89,10 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
     }
     msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
-    msg["From"] = os.environ.get("MAIL_FROM", "I'm the Boss! <boss@localhost>")
+    msg["From"] = current_app.config["MAIL_FROM"]
     msg["To"] = seat.email
     msg["Date"] = format_datetime(now_utc())
-    msg["Message-ID"] = make_msgid(domain=os.environ.get("MAIL_DOMAIN", "imtheboss.local"))
+    msg["Message-ID"] = make_msgid(domain=current_app.config["MAIL_DOMAIN"])
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     msg.set_content(render_template("email/notification.txt", **context))
@@ -104,18 +103,17 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
 def send(msg: EmailMessage) -> None:
     """Send over SMTP, or keep in the local outbox when no ``SMTP_HOST`` is set. Raises
     ``OSError``/``smtplib.SMTPException`` when the server cannot take it (the task retries)."""
-    host = os.environ.get("SMTP_HOST", "")
-    if not host:
+    config = current_app.config
+    if not config["SMTP_HOST"]:
         db.session.add(
             OutboxMail(
                 to=msg["To"], subject=msg["Subject"], message=msg.as_string(), created_at=now_utc()
             )
         )
         return
-    port = int(os.environ.get("SMTP_PORT", "25"))
-    with smtplib.SMTP(host, port, timeout=20) as smtp:
-        if os.environ.get("SMTP_STARTTLS", "0") == "1":
+    with smtplib.SMTP(config["SMTP_HOST"], config["SMTP_PORT"], timeout=20) as smtp:
+        if config["SMTP_STARTTLS"]:
             smtp.starttls()
-        if os.environ.get("SMTP_USER"):
-            smtp.login(os.environ["SMTP_USER"], os.environ.get("SMTP_PASSWORD", ""))
+        if config["SMTP_USER"]:
+            smtp.login(config["SMTP_USER"], config["SMTP_PASSWORD"])
         smtp.send_message(msg)

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import os
 import smtplib
 from datetime import timedelta
 
@@ -28,11 +27,14 @@ from imtheboss.worker.mail import compose, send
 from sqlalchemy import select
 
 HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
-# A scheduled deadline still open this long after it was due is fired again (its task was lost).
-STALE = timedelta(seconds=float(os.environ.get("DEADLINE_STALE_SECONDS", "30")))
-BATCH_DELAY = timedelta(seconds=float(os.environ.get("BATCH_DELAY_SECONDS", "180")))
-RETRY_MAX = int(os.environ.get("MAIL_RETRY_MAX_SECONDS", "300"))
 MAIL_ERRORS = (OSError, smtplib.SMTPException)
+
+
+def _seconds(name: str) -> timedelta:
+    """A duration setting of the app (``DEADLINE_STALE_SECONDS``: a scheduled deadline still
+    open this long after it was due is fired again; ``BATCH_DELAY_SECONDS``: news waits this
+    long before it is mailed)."""
+    return timedelta(seconds=float(current_app.config[name]))
 
 
 def _eta(due):
@@ -77,7 +79,9 @@ def _queue_mail(game_id: str, since=None) -> None:
             deliver.delay(row_id)
         elif seat not in batched:
             batched.add(seat)
-            send_batch.apply_async((game_id, seat), countdown=BATCH_DELAY.total_seconds())
+            send_batch.apply_async(
+                (game_id, seat), countdown=_seconds("BATCH_DELAY_SECONDS").total_seconds()
+            )
 
 
 @shared_task(name="imtheboss.worker.tasks.fire_deadline")
@@ -116,17 +120,18 @@ def fire_deadline(game_id: str, window_id: str) -> str:
 def sweep() -> dict[str, int]:
     """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
     now = now_utc()
+    stale = _seconds("DEADLINE_STALE_SECONDS")
     counts = {"scheduled": 0, "reminders": 0, "mail": 0}
     due = db.session.execute(
         select(Deadline)
         .where(Deadline.state == "open", Deadline.due_at <= now + HORIZON)
-        .where((Deadline.scheduled_at.is_(None)) | (Deadline.scheduled_at < now - STALE))
+        .where((Deadline.scheduled_at.is_(None)) | (Deadline.scheduled_at < now - stale))
         .order_by(Deadline.due_at)
         .limit(500)
         .with_for_update(skip_locked=True)
     ).scalars()
     for row in due:
-        if row.scheduled_at is not None and row.due_at > now - STALE:
+        if row.scheduled_at is not None and row.due_at > now - stale:
             continue  # scheduled, not yet overdue by STALE
         fire_deadline.apply_async((row.game_id, row.window_id), eta=_eta(row.due_at))
         row.scheduled_at = now
@@ -208,7 +213,7 @@ def _reminders(now) -> int:
 def backoff(attempts: int) -> timedelta:
     """Wait before retrying mail after ``attempts`` failures: 2, 4, 8 ... s, capped at
     ``MAIL_RETRY_MAX_SECONDS``."""
-    return timedelta(seconds=min(2**attempts, RETRY_MAX))
+    return timedelta(seconds=min(2**attempts, int(current_app.config["MAIL_RETRY_MAX_SECONDS"])))
 
 
 def _requeue_mail(now) -> int:
@@ -233,7 +238,11 @@ def _requeue_mail(now) -> int:
         elif row.urgent:
             due = row.created_at < now - timedelta(seconds=60)
         else:
-            wait = timedelta(days=1) if notify == "digest" else BATCH_DELAY + timedelta(seconds=60)
+            wait = (
+                timedelta(days=1)
+                if notify == "digest"
+                else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
+            )
             due = row.created_at < now - wait
         if not due:
             continue

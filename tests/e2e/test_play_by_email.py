@@ -1,6 +1,6 @@
 """Issue 4 acceptance: five seats play a whole game by email, with real processes.
 
-- gunicorn serves ``web:create_app()`` (two workers, as the Procfile's ``web`` does);
+- gunicorn serves ``imtheboss.web:create_app()`` (two workers, as the Procfile's ``web`` does);
 - a Celery worker and Celery beat run as two more processes (the Procfile's ``worker`` and
   ``beat``) on Redis (a database number of this test's own) and PostgreSQL (a database this test
   creates and drops);
@@ -127,7 +127,12 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
             app = create_app(  # runs the migrations once, before any server process starts
-                {"SQLALCHEMY_DATABASE_URI": pg_url, "SECRET_KEY": SECRET, "TASKS": False}
+                {
+                    "SQLALCHEMY_DATABASE_URI": pg_url,
+                    "SECRET_KEY": SECRET,
+                    "BASE_URL": base,
+                    "TASKS": False,
+                }
             )
             app.config["AUTO_MIGRATE"] = False
             mailbox.start()

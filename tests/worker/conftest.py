@@ -58,7 +58,14 @@ def pg_url(worker_id: str) -> Iterator[str]:
     """A fresh, migrated database for this session (dropped after it)."""
     name = f"imtheboss_worker_{worker_id}_{os.getpid()}".replace("-", "_")
     with own_database(name) as url:
-        create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": SECRET, "TASKS": False})
+        create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": url,
+                "SECRET_KEY": SECRET,
+                "BASE_URL": BASE_URL,
+                "TASKS": False,
+            }
+        )
         yield url
 
 
@@ -313,8 +320,6 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
     Redis database, and worker code a test runs here (``imtheboss.worker.tasks.fire_deadline.run``)
     sees the same database, SMTP server and delays. The environment is restored after each test
     (other test folders may run in this process next)."""
-    import imtheboss.web.queue
-
     values = {
         "REDIS_URL": redis_url,
         "SECRET_KEY": SECRET,
@@ -327,13 +332,7 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
-    if imtheboss.web.queue._client is not None:  # made earlier: it may point at another broker
-        imtheboss.web.queue._client.close()
-    imtheboss.web.queue._client = None
     yield
-    if imtheboss.web.queue._client is not None:
-        imtheboss.web.queue._client.close()
-    imtheboss.web.queue._client = None
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)

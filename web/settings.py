@@ -1,0 +1,147 @@
+"""The server's settings: one object, read once from the environment when a process starts.
+
+Every setting is an environment variable of the same name in capitals (``DATABASE_URL``,
+``SMTP_HOST``...); the README lists them. ``Settings.load()`` reads and checks them
+(pydantic-settings), ``Settings.flask_config()`` turns them into the Flask app's config, and
+nothing else in the server reads ``os.environ``: the web app reads ``current_app.config``, the
+worker's Celery app the same object.
+
+Outside the embedded default (``IMTHEBOSS_EMBEDDED=1``, set by ``imtheboss.web.serve``), a
+missing ``SECRET_KEY`` or ``BASE_URL`` stops the start with a clear message (``SettingsError``):
+web and worker on two hosts must sign links with the same key, and mail must link to the public
+address, not to localhost.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(RuntimeError):
+    """The settings cannot run a server; the message says which one and what to do."""
+
+
+class Settings(BaseSettings):
+    """All settings with their defaults. Times in seconds, money not involved."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", populate_by_name=True)
+
+    # -- where things are
+    database_url: str = ""
+    redis_url: str = ""
+    secret_key: str = ""
+    base_url: str = ""
+    embedded: bool = Field(False, validation_alias="IMTHEBOSS_EMBEDDED")
+    instance: str = Field("", validation_alias="IMTHEBOSS_INSTANCE")
+    broker_dir: str = Field("", validation_alias="IMTHEBOSS_BROKER_DIR")
+    beat_schedule_file: str = ""
+    port: int = Field(5000, ge=1, le=65535)  # the embedded default's port (``serve``)
+    # Proxies in front of the app that may set X-Forwarded-For/-Proto/-Host (nginx on the same
+    # host: 1). 0 trusts none (gunicorn itself trusts X-Forwarded-Proto from 127.0.0.1).
+    trusted_proxies: int = Field(0, ge=0, le=5)
+
+    # -- mail
+    smtp_host: str = ""
+    smtp_port: int = Field(0, ge=0, le=65535)  # 0: 465 with SMTP_SSL, else 25
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_starttls: bool = False
+    smtp_ssl: bool = False  # implicit TLS (port 465)
+    smtp_ca_file: str = ""  # extra CA bundle to verify the SMTP server with (a private CA)
+    smtp_timeout: float = Field(20.0, gt=0, le=300)
+    mail_from: str = "I'm the Boss! <boss@localhost>"
+    mail_domain: str = "imtheboss.local"
+    mail_max_attempts: int = Field(8, ge=1, le=100)
+    mail_retry_max_seconds: int = Field(300, ge=1)
+    batch_delay_seconds: float = Field(180.0, ge=0)
+
+    # -- the worker
+    sweep_seconds: float = Field(5.0, gt=0)
+    deadline_stale_seconds: float = Field(30.0, gt=0)
+
+    # -- operator and abuse limits
+    operator_token: str = ""
+    min_window_seconds: int = Field(60, ge=1)
+    ratelimit_enabled: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @classmethod
+    def load(cls, **overrides: Any) -> Settings:
+        """The settings from the environment, with ``overrides`` (field names) on top. Raises
+        ``SettingsError`` with a readable message for a malformed value."""
+        try:
+            return cls(**overrides)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+            )
+            raise SettingsError(f"imtheboss: bad settings: {problems}") from None
+
+    def instance_dir(self) -> Path:
+        """Where local data lives (SQLite database, embedded broker, beat schedule, the
+        embedded default's secret key): ``IMTHEBOSS_INSTANCE``, else ``instance/`` in the
+        working directory (never inside the installed package)."""
+        return Path(self.instance or Path.cwd() / "instance").resolve()
+
+    def sqlalchemy_url(self) -> str:
+        """``DATABASE_URL`` in SQLAlchemy's form (``postgres://`` and ``postgresql://`` use
+        psycopg 3); SQLite in the instance folder when unset."""
+        url = self.database_url
+        for prefix in ("postgres://", "postgresql://"):
+            if url.startswith(prefix):
+                return "postgresql+psycopg://" + url[len(prefix) :]
+        if url:
+            return url
+        instance = self.instance_dir()
+        instance.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{instance / 'imtheboss.sqlite3'}"
+
+    def require_production(self) -> None:
+        """Outside the embedded default, ``SECRET_KEY`` and ``BASE_URL`` must be set. Raises
+        ``SettingsError`` naming what is missing."""
+        if self.embedded:
+            return
+        missing = [
+            name
+            for name, value in (("SECRET_KEY", self.secret_key), ("BASE_URL", self.base_url))
+            if not value
+        ]
+        if missing:
+            raise SettingsError(
+                "imtheboss: set "
+                + " and ".join(missing)
+                + " (SECRET_KEY: one long random value shared by the web and worker processes;"
+                " BASE_URL: the public address players open, e.g. https://boss.example.org)."
+                " './dev serve' runs the embedded default, which needs neither."
+            )
+
+    def embedded_secret_key(self) -> str:
+        """The embedded default's key: made once and kept in the instance folder (mode 600)."""
+        instance = self.instance_dir()
+        path = instance / "secret_key"
+        if not path.exists():
+            instance.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def flask_config(self, database: bool = True) -> dict[str, Any]:
+        """The Flask config these settings make (upper-case keys, as Flask wants them);
+        ``database=False`` leaves out ``SQLALCHEMY_DATABASE_URI`` (the caller has its own)."""
+        config = {name.upper(): value for name, value in self.model_dump().items()}
+        if database:
+            config["SQLALCHEMY_DATABASE_URI"] = self.sqlalchemy_url()
+        config["INSTANCE_DIR"] = str(self.instance_dir())
+        config["SMTP_PORT"] = self.smtp_port or (465 if self.smtp_ssl else 25)
+        config["RATELIMIT_STORAGE_URI"] = self.redis_url or "memory://"
+        config["RATELIMIT_ENABLED"] = self.ratelimit_enabled
+        return config
