@@ -1,4 +1,4 @@
-"""Deadline benchmark (issue 4): 2,000 deadlines falling due within one minute across 200 games.
+"""Deadline benchmark: 2,000 deadlines falling due within one minute across 200 games.
 
 What it measures is the real path, end to end: games are made with
 ``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues ``game_changed`` to

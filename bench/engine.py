@@ -1,4 +1,4 @@
-"""Engine benchmark (issue 2).
+"""Engine benchmark.
 
 For whole simulated games of 3, 4, 5 and 6 seats it prints the number of events, the time to
 replay the whole log from its JSON text (parse, build events, fold), the mean time of one

@@ -1,4 +1,4 @@
-"""Web benchmark (issue 3): submit latency early and late in one game, and the floor.
+"""Web benchmark: submit latency early and late in one game, and the floor.
 
 On a database of its own (``imtheboss_bench``, created and dropped here) it plays one 6-seat
 game through ``imtheboss.web.service.submit``: sensible bots' moves, timeouts when everyone waits,

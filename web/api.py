@@ -1,4 +1,4 @@
-"""The JSON API for bots and other clients (issue 3, section 5; documented in ``docs/api.md``).
+"""The JSON API for bots and other clients (documented in ``docs/api.md``).
 
 Every game endpoint is authenticated by a seat's secret token sent as
 ``Authorization: Bearer <token>`` (no cookies, no session), so the blueprint is exempt from

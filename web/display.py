@@ -1,4 +1,4 @@
-"""How the pages say things (issue 3, Pages): times in the viewer's zone, prices, card names,
+"""How the pages say things: times in the viewer's zone, prices, card names,
 labels and groups for the legal commands' forms, and each negotiation's timeline.
 
 Everything here reads only what ``imtheboss.engine.views.view`` and

@@ -1,4 +1,4 @@
-"""The outbox: which seat hears about what (issue 4's list), written in the same transaction as
+"""The outbox: which seat hears about what written in the same transaction as
 the events. Rows carry only what their seat may see (A8).
 
 Kinds: ``invited``; needing an answer (``urgent``): ``your_turn``, ``place_marker``,

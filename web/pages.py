@@ -1,4 +1,4 @@
-"""The web pages (issue 3, section 4): home, new game, seat and admin sign-in, the game page
+"""The web pages: home, new game, seat and admin sign-in, the game page
 and its live fragment, the action endpoint, negotiations, history, inbox, settings, admin.
 
 Every page shows a seat only what ``imtheboss.engine.views.view`` and ``redact_event`` give that

@@ -4,7 +4,7 @@
 rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events
 with the next sequence numbers, update the game's deadlines, write the notification rows
 (outbox), remember the idempotency key. After commit it calls the registered ``after_commit``
-hooks (the worker's scheduling and delivery, issue 4).
+hooks (the worker's scheduling and delivery).
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The Celery worker (issue 4): deadlines and notification delivery."""
+"""The Celery worker: deadlines and notification delivery."""

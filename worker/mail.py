@@ -1,4 +1,4 @@
-"""Composing and sending email (issue 4): plain-text and HTML parts, a subject that says what
+"""Composing and sending email: plain-text and HTML parts, a subject that says what
 is needed and by when (in the player's time zone), the link to the exact decision, ``Date``,
 ``Message-ID``, ``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``.
 

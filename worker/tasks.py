@@ -1,4 +1,4 @@
-"""Worker tasks (issue 4): deadlines (A4-A6) and notification delivery.
+"""Worker tasks: deadlines (A4-A6) and notification delivery.
 
 - ``game_changed(game_id)``: after each commit; schedules deadlines coming due soon and sends
   what needs an answer at once; news waits ``BATCH_DELAY`` and goes out as one email.

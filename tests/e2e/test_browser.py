@@ -1,4 +1,4 @@
-"""Issue 3 acceptance: a real browser (Debian's chromium driven by Playwright) plays the deal of
+"""A real browser (Debian's chromium driven by Playwright) plays the deal of
 tests/web/test_pages.py through the pages, served for real on the test PostgreSQL database.
 
 Each seat has a browser context of its own (its own cookies) and signs in by its seat link.

@@ -1,4 +1,4 @@
-"""Issue 4 acceptance: five seats play a whole game by email, with real processes.
+"""Five seats play a whole game by email, with real processes.
 
 - gunicorn serves ``imtheboss.web:create_app()`` (two workers, as the Procfile's ``web`` does);
 - a Celery worker and Celery beat run as two more processes (the Procfile's ``worker`` and

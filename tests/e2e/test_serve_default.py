@@ -1,4 +1,4 @@
-"""Issue 4: the README's first command (``./dev serve``), with nothing else running (no
+"""The README's first command (``./dev serve``), with nothing else running (no
 PostgreSQL, no Redis, no SMTP), serves a game whose windows time out (A5) and whose mail shows
 up in the local outbox (``/operator/mail``). A real process tree: the web app, a Celery worker
 and beat on the embedded broker, SQLite, all in a temporary instance folder."""

@@ -1,4 +1,4 @@
-"""Property tests over many seeded bot games (issue 2 acceptance).
+"""Property tests over many seeded bot games.
 
 Every game ends within 15 closed deals (R7.2); the 98 influence cards are always all accounted
 for (R1.1); money only comes from proceeds and what is paid equals the proceeds (R6.2, R4.4); no

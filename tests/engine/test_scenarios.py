@@ -1,5 +1,5 @@
-"""Every scenario file (SCENARIOS.md) holds: ours in tests/scenarios/ and the shared ones in
-../shared/scenarios/. And the ``imtheboss scenario check`` CLI exit codes (0, 1, 2)."""
+"""Every scenario file (``docs/scenarios.md``) in tests/scenarios/ holds, the rule texts' worked
+example included. And the ``imtheboss scenario check`` CLI exit codes (0, 1, 2)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from imtheboss.engine.cli import main
 from imtheboss.engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
 
 OURS = Path(__file__).resolve().parents[1] / "scenarios"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
 
 
 def _files(folder: Path) -> list[Path]:
@@ -21,7 +20,6 @@ def _files(folder: Path) -> list[Path]:
 
 
 OUR_FILES = _files(OURS)
-SHARED_FILES = _files(SHARED)
 
 
 def test_we_keep_at_least_ten_scenarios():
@@ -37,14 +35,6 @@ def test_we_keep_at_least_ten_scenarios():
 @pytest.mark.parametrize("path", OUR_FILES, ids=[p.name for p in OUR_FILES])
 def test_our_scenario_holds(path):
     """The scenario's expect holds (its "about" names the rule)."""
-    _result, diffs = check_scenario(load_scenario(path))
-    assert diffs == []
-
-
-@pytest.mark.skipif(not SHARED_FILES, reason="../shared/scenarios is absent")
-@pytest.mark.parametrize("path", SHARED_FILES, ids=[p.name for p in SHARED_FILES])
-def test_shared_scenario_holds(path):
-    """Scenarios kept by others to check the engine (e.g. the rule texts' worked example)."""
     _result, diffs = check_scenario(load_scenario(path))
     assert diffs == []
 

@@ -1,4 +1,4 @@
-"""The JSON API on PostgreSQL (issue 3, section 5 and acceptance): create -> invite -> every
+"""The JSON API on PostgreSQL: create -> invite -> every
 seat joins -> a deal is opened, negotiated (offer, counter, accept), attacked with a travel,
 stopped, closed with a last call -> payouts in the views and the events; A7 (repeated keys,
 ``window_closed``, ``terms_changed``) and A8 (what each seat may see)."""

@@ -1,4 +1,4 @@
-"""Bad input on PostgreSQL (issue 3, acceptance): unknown game, wrong token, another game's token,
+"""Bad input on PostgreSQL: unknown game, wrong token, another game's token,
 malformed JSON, negative or huge prices, commands illegal now, a missing idempotency key, ``GET``
 and ``HEAD`` on an action URL... Each gets a 4xx JSON error with a message, never a 5xx, and
 changes nothing: the events, commands, notifications and games stay as they were."""

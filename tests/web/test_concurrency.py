@@ -1,4 +1,4 @@
-"""Concurrency on PostgreSQL (issue 3, acceptance): 20 threads, each with its own test client
+"""Concurrency on PostgreSQL: 20 threads, each with its own test client
 (and so its own app context and database session), released together by a barrier, submit
 conflicting commands to one game through the JSON API: several ``stop``s on one pending card
 and repeated idempotency keys. Exactly one stop is accepted, every key appends at most once (the

@@ -1,4 +1,4 @@
-"""The web pages (issue 3, section 4) on PostgreSQL with CSRF on: creating a game, signing in
+"""The web pages on PostgreSQL with CSRF on: creating a game, signing in
 by seat links, playing one deal through the pages' own forms (marker, deal, offer, counter,
 accept, a travel card answered by a stop, a last call everyone passes), payouts on the game and
 negotiation pages, inbox, settings, admin pause, language switch, and refusals that change

@@ -1,4 +1,4 @@
-"""The game service on PostgreSQL (issue 3): create, submit, idempotency (A7), refusals that
+"""The game service on PostgreSQL: create, submit, idempotency (A7), refusals that
 change nothing, snapshot + tail loading, deadlines and the outbox."""
 
 from __future__ import annotations

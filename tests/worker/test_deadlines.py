@@ -1,4 +1,4 @@
-"""Deadlines with a real Celery worker and beat, Redis and PostgreSQL (issue 4; RULES A4-A6).
+"""Deadlines with a real Celery worker and beat, Redis and PostgreSQL (A4-A6).
 
 Windows are seconds long: the worker runs on the real clock in another process. Nobody acts in
 these games, so every window ends by its deadline (A5: the server plays the silent player's
@@ -159,7 +159,7 @@ def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, wo
 
 
 def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, redis_url):
-    """Issue 4's fault test: deadlines pending (three games' first windows handed to the
+    """The fault test: deadlines pending (three games' first windows handed to the
     worker as ETA tasks, two more games created while it is down), the worker killed with
     SIGKILL and Redis flushed; after a restart every deadline fires exactly once (the sweep
     finds what the queue lost) and the games go on."""

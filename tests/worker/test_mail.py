@@ -1,4 +1,4 @@
-"""Email with a real Celery worker, Redis, PostgreSQL and an aiosmtpd server (issue 4).
+"""Email with a real Celery worker, Redis, PostgreSQL and an aiosmtpd server.
 
 Each email: a plain-text and an HTML part, a subject saying what is needed and by when (in the
 seat's time zone), ``Date``, ``Message-ID``, ``List-Unsubscribe`` and one-click
