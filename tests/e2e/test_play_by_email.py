@@ -38,10 +38,10 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import psycopg
 import pytest
-import redis
 import requests
-from helpers_db import SERVER, admin_conn
+from helpers_db import own_database
 from helpers_e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
+from helpers_redis import own_redis_db
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.history import describe
@@ -54,11 +54,8 @@ from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import func, select
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
-# This test's own Redis database number (tests/worker uses 13 and, under xdist, 12 for gw1). A
-# PostgreSQL advisory lock on the same key scheme as tests/worker keeps two sessions apart.
+# This test's own Redis database number (tests/worker uses 13 and, under xdist, 12 for gw1).
 REDIS_DB = 11
-REDIS_LOCK = 0x1B055000 + REDIS_DB
 SECRET = "e2e-play-by-email-secret"
 TITLE = "Mail game"
 NAMES = ["Ann", "Ben", "Cat", "Dan", "Eve"]
@@ -102,27 +99,10 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
     """PostgreSQL database, Redis database, SMTP server, worker, beat and gunicorn: started here,
     stopped and removed after the test."""
     name = f"imtheboss_e2e_{os.getpid()}"
-    redis_url = f"{REDIS_SERVER}/{REDIS_DB}"
-    client = redis.Redis.from_url(redis_url)
-    try:
-        client.ping()
-        lock = admin_conn()
-    except (redis.ConnectionError, psycopg.OperationalError) as exc:  # pragma: no cover
-        pytest.fail(f"this test needs Redis and PostgreSQL (.ci/run starts them): {exc}")
     processes: list[Process] = []
     mailbox = Mailbox()
     app = None
-    with lock:
-        wait_for(
-            lambda: lock.execute("SELECT pg_try_advisory_lock(%s)", (REDIS_LOCK,)).fetchone()[0],
-            300,
-            every=0.5,
-            what=f"another test session to free Redis db {REDIS_DB}",
-        )
-        client.flushdb()
-        lock.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        lock.execute(f'CREATE DATABASE "{name}"')
-        pg_url = f"{SERVER}/{name}"
+    with own_redis_db(REDIS_DB, wait=300) as redis_url, own_database(name) as pg_url:
         try:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
@@ -196,10 +176,6 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
                 with app.app_context():
                     db.session.remove()
                     db.engine.dispose()
-            lock.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            client.flushdb()
-            client.close()
-            lock.execute("SELECT pg_advisory_unlock(%s)", (REDIS_LOCK,))
 
 
 def _up(base: str, web: Process) -> bool:

@@ -34,15 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
-from helpers_db import admin_conn, own_database
+from helpers_db import own_database
+from helpers_redis import own_redis_db
 from helpers_wait import SmtpServer, free_port, wait_for
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from sqlalchemy import text
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
 TABLES = "mail_outbox, notifications, deadlines, events, commands, seats, games"
 SECRET = "worker-tests-secret"
 BASE_URL = "http://testserver"
@@ -74,30 +73,11 @@ def pg_url(worker_id: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_url(worker_id: str) -> Iterator[str]:
-    """The tests' own Redis database number, flushed before and after the session.
-
-    Two test sessions at once on one machine (say ``./dev test`` in two checkouts) would share
-    that number: a PostgreSQL advisory lock held for the session makes the second wait."""
+    """The tests' own Redis database number (13, 12... by xdist worker), flushed before and
+    after the session (``helpers_redis.own_redis_db``)."""
     index = int(worker_id[2:]) if worker_id.startswith("gw") else 0
-    number = 13 - index
-    url = f"{REDIS_SERVER}/{number}"
-    client = redis.Redis.from_url(url)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:  # pragma: no cover - .ci/run starts Redis
-        pytest.fail(f"Redis is not reachable at {REDIS_SERVER}: {exc}")
-    with admin_conn() as lock:
-        key = 0x1B055000 + number
-
-        def locked() -> bool:
-            return lock.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
-
-        wait_for(locked, 600, every=0.5, what=f"another test session to free Redis db {number}")
-        client.flushdb()
+    with own_redis_db(13 - index) as url:
         yield url
-        client.flushdb()
-        client.close()
-        lock.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
 # -- SMTP ------------------------------------------------------------------------------------
