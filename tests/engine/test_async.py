@@ -10,6 +10,7 @@ from datetime import timedelta
 import imtheboss.engine.game
 import imtheboss.engine.rng
 import imtheboss.engine.setup
+import imtheboss.engine.turn
 import imtheboss.engine.views
 import pytest
 from helpers_async import (
@@ -802,7 +803,7 @@ def test_a9_replay_never_calls_the_generator(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("replay used the random generator")
 
-    for module in (imtheboss.engine.rng, imtheboss.engine.game, imtheboss.engine.setup):
+    for module in (imtheboss.engine.rng, imtheboss.engine.turn, imtheboss.engine.setup):
         for fn in ("die", "shuffled", "_rng"):
             if hasattr(module, fn):
                 monkeypatch.setattr(module, fn, boom)
