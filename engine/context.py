@@ -97,11 +97,15 @@ def window_arg(ctx: Ctx) -> Any:
 
 
 def turn_command(ctx: Ctx, phases: tuple[str, ...], rule: str) -> None:
+    """A turn command (R3.1): from the active seat (checked first: another seat hears that it
+    is not its turn, whatever the phase), in one of ``phases``. During a discard step (R6.6)
+    the seat whose turn comes next counts as the active one (it hears ``wrong_phase``)."""
     s = ctx.s
+    active = s.after_discard[0] if s.phase == "discard" and s.after_discard else s.active
+    if ctx.by != active:
+        raise RuleError("not_your_turn", f"it is {s.players[active]}'s turn", rule)
     if s.phase not in phases:
         raise RuleError("wrong_phase", f"{ctx.cmd.do} is not possible now ({s.phase})", rule)
-    if ctx.by != s.active:
-        raise RuleError("not_your_turn", f"it is {s.players[s.active]}'s turn", rule)
 
 
 def in_deal(ctx: Ctx, rule: str, *, last_call_ok: bool = False, pending_ok: bool = True) -> None:

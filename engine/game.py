@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "draw": (frozenset(), frozenset()),
     "discard": (frozenset({"cards"}), frozenset()),
     "play_family": (frozenset({"card"}), frozenset()),
-    "offer": (frozenset({"card", "price"}), frozenset()),
+    "offer": (frozenset({"price"}), frozenset({"card"})),
     "propose": (frozenset({"to", "price"}), frozenset({"card"})),
     "accept": (frozenset({"with"}), frozenset({"letter", "price"})),
     "reject": (frozenset({"with"}), frozenset({"letter"})),

@@ -166,9 +166,20 @@ def maybe_resolve_stop(ctx: Ctx, by: int | None) -> None:
 
 
 def take_effect(ctx: Ctx, by: int | None) -> None:
-    """A2: the pending card takes effect; then R4.7/R5.5 lapses."""
+    """A2: the pending card takes effect; then R5.5 (a boss card: every term and agreement
+    lapses) or R4.7 (terms lapse whose provider could supply the letter before and no longer
+    can: a family card still in the provider's hand is not touched by a travel elsewhere)."""
     s = ctx.s
     kind = s.pending.kind
+    held = (
+        [
+            key
+            for key in list(s.deal.agreements) + list(s.deal.terms)
+            if key[1] is not None and can_supply(s, *key)
+        ]
+        if s.deal is not None
+        else []
+    )
     ctx.emit(
         "card_took_effect",
         {
@@ -184,8 +195,8 @@ def take_effect(ctx: Ctx, by: int | None) -> None:
             for p, letter in list(s.deal.agreements) + list(s.deal.terms):
                 ctx.emit("terms_removed", {"provider": p, "letter": letter, "reason": "lapsed"}, by)
         else:
-            for p, letter in list(s.deal.agreements) + list(s.deal.terms):
-                if letter is not None and not can_supply(s, p, letter):
+            for p, letter in held:
+                if not can_supply(s, p, letter):
                     ctx.emit(
                         "terms_removed", {"provider": p, "letter": letter, "reason": "lapsed"}, by
                     )

@@ -45,33 +45,50 @@ def _play_family(ctx: Ctx) -> None:
 
 
 def _offer(ctx: Ctx) -> None:
+    """R4.2: a player puts forward a card for a letter at a price; R4.3 with R4.5: without a
+    card, a player names the price of contributing nothing (a counter to the boss's terms for
+    no card, or asking to be paid to keep quiet)."""
     s = ctx.s
     in_deal(ctx, "R4.2")
     if ctx.by == s.deal.boss:
         raise RuleError("bad_command", "the boss names terms with propose", "R4.3")
-    name = card_name_arg(ctx.cmd.args["card"])
     price = price_arg(ctx.cmd.args["price"])
+    if "card" not in ctx.cmd.args:
+        _set_provider_terms(ctx, None, None, price)
+        return
+    name = card_name_arg(ctx.cmd.args["card"])
     kind, letter = card_kind(name), card_letter(name)
     if kind not in ("investor", "family") or letter is None:
         raise RuleError("bad_command", "an offer puts forward an investor or family card", "R4.2")
     needed_letter(ctx, letter)
-    if (ctx.by, letter) in s.deal.agreements:
-        raise RuleError("already_agreed", f"you already have an agreement for {letter}", "R4.3")
     if kind == "investor":
         if s.investors.get(letter) != ctx.by:
             raise RuleError("invalid_target", f"you do not control investor {letter}", "R4.2")
         if letter in s.deal.travel_on:
             raise RuleError("invalid_target", f"investor {letter} is on travel", "R5.1")
     else:
-        if letter in s.board.spaces[s.deal.space].investor_only:
-            raise RuleError(
-                "invalid_target", f"only the investor card may fill {letter} here", "R1.4"
-            )
-        on_table = any(o == ctx.by and CARD_NAMES[c] == name for c, o in s.deal.table_family)
-        if not on_table:
-            new_card_allowed(ctx)
-            (card,) = find_in_hand(ctx, ctx.by, name)
-            ctx.emit("family_played", {"seat": ctx.by, "card": card}, ctx.by)
+        _offer_family(ctx, name, letter)
+    _set_provider_terms(ctx, letter, name, price)
+
+
+def _offer_family(ctx: Ctx, name: str, letter: str) -> None:
+    """R4.2: a family card offered from hand is played face up onto the table."""
+    s = ctx.s
+    if letter in s.board.spaces[s.deal.space].investor_only:
+        raise RuleError("invalid_target", f"only the investor card may fill {letter} here", "R1.4")
+    on_table = any(o == ctx.by and CARD_NAMES[c] == name for c, o in s.deal.table_family)
+    if not on_table:
+        new_card_allowed(ctx)
+        (card,) = find_in_hand(ctx, ctx.by, name)
+        ctx.emit("family_played", {"seat": ctx.by, "card": card}, ctx.by)
+
+
+def _set_provider_terms(
+    ctx: Ctx, letter: str | None, card: str | None, price: tuple[str, int]
+) -> None:
+    if (ctx.by, letter) in ctx.s.deal.agreements:
+        what = f"for {letter}" if letter else "for no card"
+        raise RuleError("already_agreed", f"you already have an agreement {what}", "R4.3")
     ctx.emit(
         "terms_set",
         {
@@ -79,7 +96,7 @@ def _offer(ctx: Ctx) -> None:
             "letter": letter,
             "price": {price[0]: price[1]},
             "by_side": "provider",
-            "card": name,
+            "card": card,
         },
         ctx.by,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -45,6 +45,13 @@ class Options:
     def two_player_rules(self, players: int) -> bool:
         """V9 applies: a 2-player game always, or V8 with 3-6 players."""
         return players == 2 or self.has("V9") or self.has("V8")
+
+    def for_players(self, players: int) -> Options:
+        """These options for a game of ``players`` seats: two players imply the two-player
+        rules V9 (R2.1), which are added when missing."""
+        if players == 2 and not self.has("V9"):
+            return replace(self, variants=tuple(sorted({*self.variants, "V9"})))
+        return self
 
     def to_json(self) -> dict[str, Any]:
         return {

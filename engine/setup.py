@@ -37,8 +37,6 @@ def _check_players(players: Sequence[str], options: Options) -> None:
         not isinstance(p, str) or not p.strip() for p in players
     ):
         raise SetupError("players need distinct, non-empty names")
-    if len(players) == 2 and not options.has("V9"):
-        raise SetupError("a 2-player game needs the two-player rules (V9)")
     if not 2 <= len(players) <= 6:
         raise SetupError("I'm the Boss! takes 3 to 6 players (2 with V9)")
 
@@ -57,8 +55,10 @@ def new_game(
     forced_dice: Sequence[int] = (),
 ) -> list[Event]:
     """R2 setup: investors dealt at random (R2.2), deck shuffled, 5 cards each (R2.3), first
-    player places the marker (R2.4). Returns ``[game_started]``. Raises ``SetupError``."""
+    player places the marker (R2.4). Two players play by the two-player rules (V9 is added to
+    ``options``, R2.1). Returns ``[game_started]``. Raises ``SetupError``."""
     _check_players(players, options)
+    options = options.for_players(len(players))
     n = len(players)
     per_seat = {2: 3, 3: 2}.get(n, 1)
     order = shuffled(seed, 0, list(range(6)))
@@ -126,6 +126,7 @@ def position(
     """A chosen mid-game position (SCENARIOS.md ``state``), with seats by index and cards by
     name. Raises ``SetupError`` when the 98 influence cards do not add up or a field is wrong."""
     _check_players(players, options)
+    options = options.for_players(len(players))
     n = len(players)
     allowed = {
         "investors",

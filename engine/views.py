@@ -406,9 +406,9 @@ def _deal_commands(
             for x in space.letters:
                 if s.investors[x] == other and x not in deal.travel_on:
                     cards.append(f"investor:{x}")
-            for c, o in deal.table_family:
-                if o == other and CARD_NAMES[c] not in cards:
-                    cards.append(CARD_NAMES[c])
+            for x in space.letters:  # asking for a family card is public talk (R4.3)
+                if x not in space.investor_only and f"family:{x}" not in cards:
+                    cards.append(f"family:{x}")
             for card in cards:
                 letter = card_letter(card) if card else None
                 if (other, letter) in deal.agreements:
@@ -439,6 +439,9 @@ def _deal_commands(
             if on_table or (not expired and f"family:{x}" in hand_names):
                 offered.add(f"family:{x}")
         out += [{"do": "offer", "card": c, "needs": ["price"]} for c in sorted(offered)]
+        no_card = deal.terms.get((seat, None))
+        if no_card is not None and no_card.by == "boss":  # R4.5 with R4.3: a counter
+            out.append({"do": "offer", "needs": ["price"]})
         for t in deal.terms.values():
             if t.provider == seat and t.by == "boss":
                 needs_card = t.card and card_kind(t.card) == "family"

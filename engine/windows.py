@@ -73,7 +73,7 @@ def _expire(ctx: Ctx, w: Window) -> None:
         if s.phase == "place_marker":
             first = min(x for x in range(16) if x not in s.covered)
             ctx.emit("marker_placed", {"seat": seat, "space": first}, None)
-        if s.phase == "turn_start" and not (s.must_deal and s.may_deal_in_place):
+        if s.phase == "turn_start":  # A5: the server rolls first, even under V2/V3
             roll_die(ctx, "move", seat, None)
         if s.must_deal:  # V2/V3: a deal is opened for them and fails at once
             do_open_deal(ctx, seat, None)
