@@ -26,15 +26,23 @@ def _close(ctx: Ctx) -> None:
     require_boss(ctx, "R6.1")
     if lineup(s) is None:
         raise RuleError("requirements_not_met", "still missing: " + ", ".join(missing(s)), "R6.1")
-    if s.deal.expired or ctx.at >= s.deal.window.deadline:  # A4: no card may answer a last call
-        close_deal(ctx, ctx.by)
+    start_close(ctx, ctx.by)
+
+
+def start_close(ctx: Ctx, by: int) -> None:
+    """R6.1, A3: the boss ``by`` closes a deal whose requirements are met: the last call opens
+    (and ends at once when nobody is left to answer); after the negotiation deadline the deal
+    closes at once (A4: no card may answer a last call)."""
+    s = ctx.s
+    if s.deal.expired or ctx.at >= s.deal.window.deadline:
+        close_deal(ctx, by)
         return
     ctx.emit(
         "close_called",
-        {"boss": ctx.by, "window": f"w{s.window_seq}", "deadline": ctx.deadline("last_call")},
-        ctx.by,
+        {"boss": by, "window": f"w{s.window_seq}", "deadline": ctx.deadline("last_call")},
+        by,
     )
-    maybe_close(ctx, ctx.by)
+    maybe_close(ctx, by)
 
 
 def last_call_eligible(s: GameState) -> set[int]:

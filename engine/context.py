@@ -3,6 +3,8 @@ argument parsing and checks that every rule section shares."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from imtheboss.engine.board import LETTERS
@@ -23,18 +25,44 @@ NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
 
 
 class Ctx:
-    """A scratch copy of the state and the events decided so far."""
+    """A scratch copy of the state and the events decided so far.
+
+    ``mark`` (set with ``marked``) goes into the data of every event emitted meanwhile: ``{"order":
+    True}`` while a seat's standing order acts (A10), ``{"proxy": True}`` while the server plays
+    for an away seat (A11). In a game with the away proxy, the first event a seat's own command
+    emits carries the command's time (``"at"``): the state keeps each seat's last own act."""
 
     def __init__(self, state: GameState, command: Command) -> None:
         self.s = state.clone()
         self.cmd = command
         self.at = command.at
         self.events: list[Event] = []
+        self.mark: dict[str, bool] | None = None
+        self._stamped = False
 
     def emit(self, type_: str, data: dict[str, Any], by: int | None = None) -> None:
+        if self.mark:
+            data = {**data, **self.mark}
+        elif (
+            by is not None
+            and by == self.cmd.by
+            and not self._stamped
+            and self.s.options.proxy_hours
+        ):
+            data = {**data, "at": format_time(self.at)}
+            self._stamped = True
         event = Event(type_, data, by)
         apply_in_place(self.s, event)
         self.events.append(event)
+
+    @contextmanager
+    def marked(self, **mark: bool) -> Iterator[None]:
+        """Mark the events emitted inside the block (see the class docstring)."""
+        before, self.mark = self.mark, mark
+        try:
+            yield
+        finally:
+            self.mark = before
 
     def deadline(self, kind: str) -> str:
         return format_time(self.at + self.s.options.window(kind))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from imtheboss.engine import closing, influence, negotiation, turn, windows
+from imtheboss.engine import closing, influence, negotiation, settle, turn, windows
 from imtheboss.engine.context import MAX_PRICE, Ctx
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "extend": (frozenset({"seconds"}), frozenset()),
     "chat": (frozenset({"text"}), frozenset()),
     "away": (frozenset({"away"}), frozenset()),
+    "orders": (frozenset({"orders"}), frozenset()),
 }
 
 SYSTEM_COMMANDS = frozenset({"timeout", "extend"})  # sent by the server, never by a seat
@@ -58,6 +59,7 @@ HANDLERS = {
     **influence.HANDLERS,
     **closing.HANDLERS,
     **windows.HANDLERS,
+    **settle.HANDLERS,
 }
 __all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "due_windows"]
 
@@ -109,4 +111,5 @@ def decide(state: GameState, command: Command) -> list[Event]:
         raise RuleError("hand_over_limit", "discard down to your hand limit first", "R6.6")
     ctx = Ctx(state, command)
     HANDLERS[command.do](ctx)
+    settle.settle(ctx)  # standing orders and the away proxy answer at once (A10, A11)
     return ctx.events

@@ -186,6 +186,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
                 "hand_count": len(state.hands[s]),
                 "money": state.money[s] if (show_all_money or s == seat) else None,
                 "away": state.away[s],
+                "proxied": state.proxied[s],  # A11: the server plays for this seat
             }
         )
     out: dict[str, Any] = {
@@ -221,6 +222,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
             "hand": [CARD_NAMES[c] for c in state.hands[seat]],
             "money": state.money[seat],
             "hand_limit": state.hand_limit(),
+            "orders": state.orders[seat].to_json(),  # A10: private to this seat
         }
     return out
 
@@ -228,9 +230,15 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
 def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
     """An event as ``seat`` may see it (A8), as JSON-ready data: other seats' drawn cards and
     hands become counts, the draw pile its size, the seed and forced dice disappear."""
+    if event.type == "orders_set" and event.by != seat:
+        return {"type": "private", "by": None}  # A10: another seat's orders
     out = event.to_json()
+    if out.get("order") and event.by != seat:
+        del out["order"]  # A10: only the seat itself sees that its order acted
     t = event.type
     if t == "game_started":
+        if "orders" in out:
+            out["orders"] = [o if i == seat else None for i, o in enumerate(out["orders"])]
         out["hands"] = [h if i == seat else len(h) for i, h in enumerate(out["hands"])]
         out["draw_pile"] = len(out["draw_pile"])
         if not event.data["options"].get("open_money"):  # R7.1: other totals stay hidden
@@ -302,6 +310,8 @@ def snapshot(state: GameState) -> dict[str, Any]:
         "offers": offers,
         "window": window,
         "away": [name[s] for s in range(state.n) if state.away[s]],
+        "proxied": [name[s] for s in range(state.n) if state.proxied[s]],
+        "orders": {name[s]: state.orders[s].to_json() for s in range(state.n)},
         "winners": [name[s] for s in state.winners],
     }
 

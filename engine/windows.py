@@ -31,7 +31,8 @@ def due_windows(s: GameState) -> list[Window]:
         out.append(s.deal.window)
     if s.turn is not None and s.phase in ("place_marker", "turn_start", "after_roll", "discard"):
         out.append(s.turn)
-    return sorted(out, key=lambda w: w.deadline)
+    out += s.proxy_windows.values()  # A11: when the server starts playing for an away seat
+    return sorted(out, key=lambda w: (w.deadline, w.id))
 
 
 def _timeout(ctx: Ctx) -> None:
@@ -48,7 +49,10 @@ def _timeout(ctx: Ctx) -> None:
 
 def _expire(ctx: Ctx, w: Window) -> None:
     s = ctx.s
-    if s.pending is not None and w is s.pending.window:
+    if w.kind == "proxy":  # A11: the seat has been away long enough
+        seat = next(seat for seat, pw in s.proxy_windows.items() if pw is w)
+        ctx.emit("proxy_started", {"seat": seat})
+    elif s.pending is not None and w is s.pending.window:
         late = sorted(stop_eligible(s) - w.answered)
         ctx.emit("timed_out", {"window": w.id, "kind": "stop", "missed": late})
         take_effect(ctx, None)
