@@ -39,7 +39,11 @@ def start_close(ctx: Ctx, by: int) -> None:
         return
     ctx.emit(
         "close_called",
-        {"boss": by, "window": f"w{s.window_seq}", "deadline": ctx.deadline("last_call")},
+        {
+            "boss": by,
+            "window": f"w{s.window_seq}",
+            "deadline": ctx.deadline("last_call", last_call_eligible(s)),
+        },
         by,
     )
     maybe_close(ctx, by)

@@ -3,10 +3,11 @@ argument parsing and checks that every rule section shares."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from imtheboss.engine import quiet
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import (
     CARD_NAMES,
@@ -64,8 +65,13 @@ class Ctx:
         finally:
             self.mark = before
 
-    def deadline(self, kind: str) -> str:
-        return format_time(self.at + self.s.options.window(kind))
+    def deadline(self, kind: str, waits_for: Iterable[int] = ()) -> str:
+        """The deadline of a new window of ``kind`` (A1) as ISO text; under quiet hours (A12)
+        moved past the nights of the seats it ``waits_for``."""
+        due = self.at + self.s.options.window(kind)
+        if self.s.options.quiet_hours:
+            due = quiet.adjust(due, self.s.nights, waits_for)
+        return format_time(due)
 
     @property
     def by(self) -> int:

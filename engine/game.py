@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from imtheboss.engine import closing, influence, negotiation, settle, turn, windows
+from imtheboss.engine import closing, influence, negotiation, quiet, settle, turn, windows
 from imtheboss.engine.context import MAX_PRICE, Ctx
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "chat": (frozenset({"text"}), frozenset()),
     "away": (frozenset({"away"}), frozenset()),
     "orders": (frozenset({"orders"}), frozenset()),
+    "night": (frozenset({"night"}), frozenset()),
 }
 
 SYSTEM_COMMANDS = frozenset({"timeout", "extend"})  # sent by the server, never by a seat
@@ -60,6 +61,7 @@ HANDLERS = {
     **closing.HANDLERS,
     **windows.HANDLERS,
     **settle.HANDLERS,
+    **quiet.HANDLERS,
 }
 __all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "due_windows"]
 

@@ -32,7 +32,7 @@ def _open_stop_window(ctx: Ctx, kind: str, cards: list[int], target: str | None)
         "cards": cards,
         "target": target,
         "window": f"w{s.window_seq}",
-        "deadline": ctx.deadline("stop"),
+        "deadline": ctx.deadline("stop", [x for x in range(s.n) if x != ctx.by and not s.away[x]]),
         "cancels_close": s.phase == "last_call",
         "owner": _target_owner(s, target),
     }

@@ -167,6 +167,7 @@ class GameState:
     last_act: list[str | None] = field(default_factory=list)  # ISO time of each seat's last act
     proxy_windows: dict[int, Window] = field(default_factory=dict)  # A11: seat -> when
     proxied: list[bool] = field(default_factory=list)  # A11: the server plays for the seat
+    nights: list[dict[str, str] | None] = field(default_factory=list)  # A12: each seat's night
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -221,6 +222,7 @@ class GameState:
         new.last_act = list(self.last_act)
         new.proxy_windows = {k: w.copy() for k, w in self.proxy_windows.items()}
         new.proxied = list(self.proxied)
+        new.nights = list(self.nights)
         return new
 
 
@@ -305,6 +307,7 @@ def start_state(event: Event) -> GameState:
         orders=[Orders.from_json(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
         last_act=[d.get("at")] * n,
         proxied=[False] * n,
+        nights=[None] * n,
     )
     state.window_seq = 1
     state.must_deal = state.options.has("V2") and len(state.hands[state.active]) >= 10  # V2
@@ -576,6 +579,10 @@ def _proxy_scheduled(s: GameState, d: dict, by: int | None) -> None:
     s.window_seq += 1
 
 
+def _night_set(s: GameState, d: dict, by: int | None) -> None:
+    s.nights[d["seat"]] = d["night"]
+
+
 def _proxy_started(s: GameState, d: dict, by: int | None) -> None:
     s.proxy_windows.pop(d["seat"], None)
     s.proxied[d["seat"]] = True
@@ -610,6 +617,7 @@ _HANDLERS = {
     "orders_set": _orders_set,
     "proxy_scheduled": _proxy_scheduled,
     "proxy_started": _proxy_started,
+    "night_set": _night_set,
 }
 
 
@@ -710,6 +718,7 @@ def state_to_json(state: GameState) -> dict[str, Any]:
         "last_act": state.last_act,
         "proxy_windows": [[k, _window_json(w)] for k, w in sorted(state.proxy_windows.items())],
         "proxied": state.proxied,
+        "nights": state.nights,
     }
 
 
@@ -778,4 +787,5 @@ def state_from_json(d: dict[str, Any]) -> GameState:
         last_act=list(d["last_act"]),
         proxy_windows={k: _window_from(w) for k, w in d["proxy_windows"]},
         proxied=list(d["proxied"]),
+        nights=list(d["nights"]),
     )

@@ -145,7 +145,7 @@ def end_turn(ctx: Ctx, next_seat: int, may_deal_in_place: bool, by: int | None) 
                 "next": next_seat,
                 "may_deal_in_place": may_deal_in_place,
                 "window": f"w{s.window_seq}",
-                "deadline": ctx.deadline("turn"),
+                "deadline": ctx.deadline("turn", [int(k) for k in owed]),
             },
             by,
         )
@@ -169,7 +169,7 @@ def start_turn(ctx: Ctx, seat: int, may_deal_in_place: bool, by: int | None) -> 
             "may_deal_in_place": may_deal_in_place,
             "must_deal": must,
             "window": f"w{s.window_seq}",
-            "deadline": ctx.deadline("turn"),
+            "deadline": ctx.deadline("turn", [seat]),
         },
         by,
     )

@@ -15,6 +15,7 @@ from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
 from imtheboss.engine.events import Event
 from imtheboss.engine.lineup import can_supply, lineup, missing
 from imtheboss.engine.state import GameState, Terms, format_time
+from imtheboss.engine.windows import due_windows
 
 NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
 
@@ -104,8 +105,6 @@ def awaiting(state: GameState) -> list[dict[str, Any]]:
 
 def next_deadline(state: GameState) -> datetime | None:
     """The earliest open deadline: when the scheduler must send ``timeout`` (A4-A6)."""
-    from imtheboss.engine.game import due_windows
-
     windows = due_windows(state)
     return windows[0].deadline if windows else None
 
@@ -311,6 +310,10 @@ def snapshot(state: GameState) -> dict[str, Any]:
         "window": window,
         "away": [name[s] for s in range(state.n) if state.away[s]],
         "proxied": [name[s] for s in range(state.n) if state.proxied[s]],
+        "deadlines": [
+            {"id": w.id, "kind": w.kind, "deadline": format_time(w.deadline)}
+            for w in due_windows(state)
+        ],
         "orders": {name[s]: state.orders[s].to_json() for s in range(state.n)},
         "winners": [name[s] for s in state.winners],
     }
