@@ -9,7 +9,8 @@ Headers on every answer (``security_headers``):
   anything, see ``templates/base.html``); no page may be framed (``frame-ancestors 'none'``, and
   ``X-Frame-Options: DENY`` for older browsers). ``X-Content-Type-Options: nosniff``.
 - ``Strict-Transport-Security`` when the request came over HTTPS (``HSTS``, one year).
-- ``Cache-Control: no-store`` on game pages and the new-game form (one seat's information).
+- ``Cache-Control: no-store`` on game pages, the new-game form, unsubscribe pages and the
+  operator's outbox (one seat's information, secret links).
 - ``Referrer-Policy``, chosen as follows.
 
 Why ``same-origin`` and not ``no-referrer``: Flask-WTF's CSRF check, in its strict mode for
@@ -99,7 +100,7 @@ def security_headers(response: Response) -> Response:
     headers.setdefault("Referrer-Policy", "no-referrer" if url_holds_secret() else "same-origin")
     if request.is_secure:
         headers.setdefault("Strict-Transport-Security", HSTS)
-    if request.path.startswith(("/g/", "/new")):
+    if request.path.startswith(("/g/", "/new", "/u/", "/operator/")):
         headers.setdefault("Cache-Control", "no-store")
     return response
 

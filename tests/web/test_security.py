@@ -74,6 +74,7 @@ def test_urls_with_a_secret_send_no_referrer(app, client) -> None:
     ):
         answer = client.get(path)
         assert answer.headers["Referrer-Policy"] == "no-referrer", (path, answer.status_code)
+        assert answer.headers["Cache-Control"] == "no-store", path
     for path in (f"/g/{gid}", f"/g/{gid}/settings", f"/g/{gid}/admin", f"/g/{gid}/history"):
         answer = client.get(path)
         assert answer.status_code == 200, path
