@@ -28,7 +28,7 @@ from helpers_tls import NGINX, TlsProxy
 from imtheboss.web.links import unsubscribe_link
 from imtheboss.web.models import db
 from imtheboss.web.service import create_game, get_game, seats_of
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 from test_browser import CHROMIUM, sign_in
 
 HTTP_TIMEOUT = 20
@@ -184,6 +184,24 @@ def proxied(gunicorn, tmp_path: Path) -> Iterator[str]:
         proxy.stop()
 
 
+def _refreshes_wait_for_typing(page: Page) -> None:
+    """The live part refreshes itself every 15 s (htmx, no eval: ``static/app.js``), but not
+    while the player has typed something there."""
+    refreshes: list[str] = []
+    page.on("request", lambda r: refreshes.append(r.url) if "/fragment" in r.url else None)
+    chat = page.locator("#live textarea[name=text]").first
+    chat.fill("half a sentence")
+    page.clock.fast_forward("00:31")
+    page.evaluate("document.activeElement.blur()")
+    page.clock.fast_forward("00:31")
+    assert refreshes == [], "the page refreshed over what the player was typing"
+    expect(chat).to_have_value("half a sentence")
+    chat.fill("")
+    page.evaluate("document.activeElement.blur()")
+    with page.expect_request(lambda r: "/fragment" in r.url):
+        page.clock.fast_forward("00:16")
+
+
 @needs_browser_and_nginx
 def test_a_move_in_the_browser_through_nginx_with_tls(app, proxied: str, browser: Browser):
     """Sign in by the seat link, place the marker (htmx), save the settings (a plain form post)
@@ -200,6 +218,7 @@ def test_a_move_in_the_browser_through_nginx_with_tls(app, proxied: str, browser
         browser, proxied, gid, created.seat_tokens[s.boss], NAMES[s.boss], ignore_https_errors=True
     )
     page = boss.page
+    page.clock.install()  # the page's timers (htmx's 15 s refresh) run on the test's clock
 
     answer = page.goto(f"{proxied}/g/{gid}")
     assert answer is not None and answer.status == 200
@@ -211,6 +230,7 @@ def test_a_move_in_the_browser_through_nginx_with_tls(app, proxied: str, browser
     assert headers["referrer-policy"] == "same-origin"
 
     boss.act(boss.button(f"Space {s.space}"), f"{boss.name} places the marker on space {s.space}")
+    _refreshes_wait_for_typing(page)
 
     page.get_by_role("navigation", name="Game").get_by_role("link", name="Settings").click()
     page.get_by_role("radio", name=re.compile("^Only when I must act")).check()
