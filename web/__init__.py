@@ -127,6 +127,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings.flask_config(database="SQLALCHEMY_DATABASE_URI" not in overrides))
     app.config.update(overrides)
     _check_settings(app, settings)
+    from imtheboss.web.security import init_security
+
+    init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
