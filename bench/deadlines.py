@@ -165,6 +165,7 @@ def main() -> None:
             "SECRET_KEY": "bench-deadlines",
             "BASE_URL": "http://bench.invalid",
             "TASKS": True,
+            "AUTO_MIGRATE": True,
         }
     )
     logs = [folder / f"worker{i}.log" for i in range(args.workers)]

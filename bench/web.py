@@ -195,6 +195,7 @@ def run(server: str, batch: int, far: int, seed: int, progress: Callable[[str], 
             "CLOCK": clock,
             "TASKS": False,
             "BASE_URL": "http://bench",
+            "AUTO_MIGRATE": True,
         }
     )
     rows: list[tuple[str, str, list[float]]] = []
