@@ -24,8 +24,8 @@ class OptionsError(ValueError):
 class Options:
     """A game's settings, fixed at creation.
 
-    ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5 read as seed
-    ``000`` does. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
+    ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5's stricter
+    reading. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
     ``turn``, ``stop``, ``last_call`` and ``negotiation`` windows (A1).
     """
 

@@ -1,4 +1,4 @@
-"""The game service: the only code that writes events (DESIGN.md, web).
+"""The game service: the only code that writes events (docs/architecture.md, web).
 
 ``submit(game_id, seat, command, idempotency_key)`` runs in one transaction: lock the game row,
 rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events

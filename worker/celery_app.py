@@ -22,7 +22,7 @@ _flask_app: Flask | None = None
 
 def flask_app() -> Flask:
     """The Flask app of this worker process (created once; it does not run migrations: the
-    web process does)."""
+    release step does)."""
     global _flask_app
     if _flask_app is None:
         from imtheboss.web import create_app
