@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from flask import Flask, has_request_context, request
 from flask.sessions import SecureCookieSessionInterface
-from imtheboss.web import SECRET_PATHS
+from imtheboss.web.logs import holds_secret
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wrappers import Response
 
@@ -71,7 +71,6 @@ CSP = "; ".join(
     ]
 )
 HSTS = "max-age=31536000"  # one year, in seconds; this host only (not its subdomains)
-SECRET_QUERY = ("token",)  # query parameters that carry a secret
 
 
 class SecureSessionInterface(SecureCookieSessionInterface):
@@ -88,7 +87,7 @@ class SecureSessionInterface(SecureCookieSessionInterface):
 def url_holds_secret() -> bool:
     """True when the request's URL carries a secret (a sign-in token, a signed mail link, an
     unsubscribe link, a ``token`` parameter): its answer must not pass it on as a Referer."""
-    return bool(SECRET_PATHS.search(request.path)) or any(k in request.args for k in SECRET_QUERY)
+    return holds_secret(request.path, request.args)
 
 
 def security_headers(response: Response) -> Response:
