@@ -6,6 +6,7 @@ reader at files outside this repository."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from imtheboss.web.settings import Settings
@@ -24,16 +25,16 @@ def section(text: str, title: str) -> str:
 
 
 def our_files() -> list[Path]:
-    """The repository's text files (not the virtualenv, caches or local data)."""
-    skip = {".git", ".venv", "build", "dist", "instance", "__pycache__", "screenshots"}
-    return [
-        path
-        for path in ROOT.rglob("*")
-        if path.is_file()
-        and not skip & set(path.relative_to(ROOT).parts)
-        and not any(part.startswith(".") and part != ".ci" for part in path.relative_to(ROOT).parts)
-        and path.suffix in TEXT_SUFFIXES
-    ]
+    """The repository's text files: what git tracks, and new files it does not ignore (never
+    the virtualenv, caches, build output or local data)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    paths = [ROOT / name for name in listed.split("\0") if name]
+    return [path for path in paths if path.is_file() and path.suffix in TEXT_SUFFIXES]
 
 
 def test_the_quickstart_has_exactly_two_commands() -> None:

@@ -59,8 +59,15 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Server]:
     with own_database(name) as url:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        app = create_app({"SQLALCHEMY_DATABASE_URI": url, "SECRET_KEY": SECRET, "BASE_URL": base})
-        app.config["TASKS"] = False
+        app = create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": url,
+                "SECRET_KEY": SECRET,
+                "BASE_URL": base,
+                "AUTO_MIGRATE": True,
+                "TASKS": False,
+            }
+        )
         with app.app_context():
             created = create_game("Logs", PLAYERS)
             mail_link = seat_link(created.game_id, seats_of(created.game_id)[1])

@@ -43,7 +43,7 @@ def database(worker_id: str) -> Iterator[Database]:
     """A migrated database of its own and an app on it (dropped after the test)."""
     name = f"imtheboss_down_{worker_id}_{os.getpid()}".replace("-", "_")
     with own_database(name) as url:
-        app = create_app({**CONFIG, "SQLALCHEMY_DATABASE_URI": url})  # migrates
+        app = create_app({**CONFIG, "SQLALCHEMY_DATABASE_URI": url, "AUTO_MIGRATE": True})
         handle = Database(name, app)
         try:
             yield handle
