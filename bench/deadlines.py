@@ -51,17 +51,11 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the
-# engine package: look in the repository instead.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
+import psycopg
+import redis
+from sqlalchemy import func, select, update
 
-import psycopg  # noqa: E402
-import redis  # noqa: E402
-from sqlalchemy import func, select, update  # noqa: E402
-
-ROOT = _HERE.parent
+ROOT = Path(__file__).resolve().parents[1]
 DB_NAME = "imtheboss_bench_deadlines"
 
 
@@ -141,7 +135,6 @@ def main() -> None:
         if not k.startswith(("SMTP_", "MAIL_", "CELERY", "IMTHEBOSS_BROKER"))
     }
     env.update(
-        PYTHONPATH=str(ROOT),
         REDIS_URL=args.redis,
         DATABASE_URL=database_url,
         SWEEP_SECONDS=str(args.sweep),
@@ -165,6 +158,7 @@ def main() -> None:
             "SECRET_KEY": "bench-deadlines",
             "BASE_URL": "http://bench.invalid",
             "TASKS": True,
+            "AUTO_MIGRATE": True,
         }
     )
     logs = [folder / f"worker{i}.log" for i in range(args.workers)]

@@ -13,21 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the
-# engine package: look in the repository instead.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
-
-from imtheboss.engine.events import Event  # noqa: E402
-from imtheboss.engine.game import Command, decide  # noqa: E402
-from imtheboss.engine.simulate import simulate  # noqa: E402
-from imtheboss.engine.state import GameState, apply_in_place, replay  # noqa: E402
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.simulate import simulate
+from imtheboss.engine.state import GameState, apply_in_place, replay
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:

@@ -22,21 +22,14 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the
-# engine package: look in the repository instead.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
-
-import psycopg  # noqa: E402
-from imtheboss.engine.bots import SensibleBot  # noqa: E402
-from imtheboss.engine.views import legal_commands, next_deadline  # noqa: E402
-from imtheboss.web import create_app  # noqa: E402
-from imtheboss.web.models import db  # noqa: E402
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit  # noqa: E402
+import psycopg
+from imtheboss.engine.bots import SensibleBot
+from imtheboss.engine.views import legal_commands, next_deadline
+from imtheboss.web import create_app
+from imtheboss.web.models import db
+from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 
 DATABASE = "imtheboss_bench"
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan", "Eve", "Fay")]
@@ -195,6 +188,7 @@ def run(server: str, batch: int, far: int, seed: int, progress: Callable[[str], 
             "CLOCK": clock,
             "TASKS": False,
             "BASE_URL": "http://bench",
+            "AUTO_MIGRATE": True,
         }
     )
     rows: list[tuple[str, str, list[float]]] = []

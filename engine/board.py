@@ -1,7 +1,7 @@
 """The board: 16 deal spaces in a fixed clockwise ring (R1.4).
 
 The board is data. It is loaded from JSON, checked by one validator (`load_board`), and never
-hard-coded in game logic. A space's JSON shape (SCENARIOS.md, `board`)::
+hard-coded in game logic. A space's JSON shape (docs/scenarios.md, `board`)::
 
     {"shares": 6, "required": ["W", "S", "C"],
      "choices": [{"k": 2, "of": ["G", "D", "L"]}], "investor_only": []}
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 LETTERS: tuple[str, ...] = ("C", "D", "G", "L", "S", "W")
-"""The six investors (see RULES.md, Terms): Cashman, Dougherty, Goldman, Liebgeld, Sacks,
+"""The six investors (see docs/rules.md, Terms): Cashman, Dougherty, Goldman, Liebgeld, Sacks,
 Wadsworth."""
 
 SPACE_COUNT = 16  # R1.4
-MIN_INVESTORS = 2  # RULES.md, board: every space needs 2 to 5 investors
+MIN_INVESTORS = 2  # docs/rules.md, board: every space needs 2 to 5 investors
 MAX_INVESTORS = 5
 
 _SPACE_KEYS = ("shares", "required", "choices", "investor_only")
@@ -77,7 +77,7 @@ class Space:
         return len(self.required) + sum(choice.k for choice in self.choices)
 
     def to_json(self) -> dict[str, Any]:
-        """The space in the SCENARIOS.md format (all four keys, lists for letters)."""
+        """The space in the docs/scenarios.md format (all four keys, lists for letters)."""
         return {
             "shares": self.shares,
             "required": list(self.required),
@@ -96,7 +96,7 @@ class Board:
     provenance: str = ""
 
     def to_json(self) -> list[dict[str, Any]]:
-        """The 16 spaces as a JSON-ready list, exactly the SCENARIOS.md ``board`` format;
+        """The 16 spaces as a JSON-ready list, exactly the docs/scenarios.md ``board`` format;
         ``load_board(board.to_json())`` gives back an equal board's spaces."""
         return [space.to_json() for space in self.spaces]
 
@@ -112,7 +112,7 @@ def load_board(source: Any) -> Board:
 
     - ``"default"``: the shipped reconstruction (`default_board`);
     - a path (``str`` or ``Path``) to a JSON file holding either form below;
-    - a list of 16 space dicts (SCENARIOS.md format);
+    - a list of 16 space dicts (docs/scenarios.md format);
     - a dict ``{"name": str, "provenance": str, "spaces": [...]}`` (name and provenance optional);
     - a `Board`, returned unchanged.
 
@@ -136,7 +136,7 @@ def load_board(source: Any) -> Board:
 @cache
 def default_board() -> Board:
     """The shipped board, ``engine/data/default_board.json``: a balanced reconstruction of the
-    printed board (RULES.md, board; its ``provenance`` says what it rests on). Loaded once."""
+    printed board (docs/rules.md, board; its ``provenance`` says what it rests on). Loaded once."""
     text = (
         resources.files("imtheboss.engine").joinpath("data/default_board.json").read_text("utf-8")
     )

@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="imtheboss", description="I'm the Boss! slow-play server tools"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sc = sub.add_parser("scenario", help="run or check a rules scenario (SCENARIOS.md)")
+    sc = sub.add_parser("scenario", help="run or check a rules scenario (docs/scenarios.md)")
     sc.add_argument("action", choices=["run", "check"])
     sc.add_argument("file")
     sc.set_defaults(func=_scenario)

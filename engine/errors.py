@@ -1,8 +1,8 @@
-"""Refusals: a command the rules do not allow is refused with a stable code (SCENARIOS.md)."""
+"""Refusals: a command the rules do not allow is refused with a stable code (docs/scenarios.md)."""
 
 from __future__ import annotations
 
-# Codes from SCENARIOS.md, plus the engine's own (documented in docs/rules-decisions.md).
+# Codes from docs/scenarios.md, plus the engine's own (documented in docs/rules-decisions.md).
 CODES = frozenset(
     {
         "not_your_turn",
@@ -38,7 +38,7 @@ CODES = frozenset(
 
 class RuleError(Exception):
     """A refused command. ``code`` is stable (see ``CODES``), ``message`` is for people, ``rule``
-    the RULES.md id that refuses it (e.g. ``"R5.4"``). A refused command changes nothing."""
+    the docs/rules.md id that refuses it (e.g. ``"R5.4"``). A refused command changes nothing."""
 
     def __init__(self, code: str, message: str, rule: str = "") -> None:
         assert code in CODES, code

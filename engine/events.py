@@ -1,4 +1,4 @@
-"""Events: the facts of a game's append-only log (DESIGN.md).
+"""Events: the facts of a game's append-only log (docs/architecture.md).
 
 An event is a small frozen record: ``type``, ``data`` (JSON-native values only), ``by`` (the seat
 whose command produced it, ``None`` for the scheduler or the game itself) and ``v`` (schema

@@ -1,5 +1,5 @@
 """``decide``: every rule check. A command either yields the events it causes or raises
-``RuleError``; the state passed in is never changed (DESIGN.md, functional core).
+``RuleError``; the state passed in is never changed (docs/architecture.md, the engine's contract).
 
 Commands are ``Command(do, by, args, at)``: ``by`` is a seat (``None`` only for ``timeout``),
 ``at`` the aware UTC time the command was made (the engine reads no clock: window deadlines are
@@ -68,7 +68,7 @@ __all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "due_window
 
 @dataclass(frozen=True)
 class Command:
-    """One input. ``do`` names it (SCENARIOS.md table), ``by`` is the seat (``None`` for
+    """One input. ``do`` names it (docs/scenarios.md table), ``by`` is the seat (``None`` for
     ``timeout``), ``args`` its arguments (cards by name, seats by index, prices as
     ``{"cash": M}``/``{"shares": n}``), ``at`` an aware UTC datetime."""
 

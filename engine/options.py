@@ -27,8 +27,8 @@ class OptionsError(ValueError):
 class Options:
     """A game's settings, fixed at creation.
 
-    ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5 read as seed
-    ``000`` does. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
+    ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5's stricter
+    reading. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
     ``turn``, ``stop``, ``last_call`` and ``negotiation`` windows (A1). ``proxy_hours``: A11, the
     server plays for a seat away this many hours since its last own act (0: never).
     ``quiet_hours``: A12, windows do not run out in the night of a seat they wait for.

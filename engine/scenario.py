@@ -1,4 +1,4 @@
-"""The scenario runner (SCENARIOS.md): start a position, feed commands, compare ``expect``.
+"""The scenario runner (docs/scenarios.md): start a position, feed commands, compare ``expect``.
 
 ``run_scenario(doc) -> dict`` gives the result (``events``, ``errors``, ``state``);
 ``check_scenario(doc) -> list[str]`` the differences from ``expect`` (empty when it holds).
@@ -171,7 +171,7 @@ def _command(raw: Any, seats: dict[str, int], index: int, at: datetime) -> Comma
 
 
 def run_scenario(doc: dict[str, Any]) -> dict[str, Any]:
-    """Run a scenario: ``{"events": [...], "errors": [...], "state": {...}}`` (SCENARIOS.md).
+    """Run a scenario: ``{"events": [...], "errors": [...], "state": {...}}`` (docs/scenarios.md).
     Raises ``ScenarioError`` for a malformed scenario."""
     state, events, seats = _setup(doc)
     commands = doc.get("commands", [])

@@ -1,4 +1,4 @@
-"""Starting a game (R2): a fresh deal, or a chosen position (scenarios, SCENARIOS.md ``state``).
+"""Starting a game (R2): a fresh deal, or a chosen position (``state`` of docs/scenarios.md).
 
 Both produce one ``game_started`` event holding the whole initial position; hidden parts of it
 (hands, draw pile, seed) are redacted per seat by ``imtheboss.engine.views``.
@@ -153,7 +153,7 @@ def position(
     spec: dict[str, Any],
     forced_dice: Sequence[int] = (),
 ) -> list[Event]:
-    """A chosen mid-game position (SCENARIOS.md ``state``), with seats by index and cards by
+    """A chosen mid-game position (docs/scenarios.md ``state``), with seats by index and cards by
     name. Raises ``SetupError`` when the 98 influence cards do not add up or a field is wrong."""
     _check_players(players, options)
     options = options.for_players(len(players))

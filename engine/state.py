@@ -3,14 +3,34 @@
 The state is plain data. ``apply(state, event)`` returns a new state; ``replay(events)`` folds a
 whole log (in place, for speed). Times are timezone-aware UTC ``datetime``s in state and ISO 8601
 strings in events. Money is int millions (M). Seats are ints 0..n-1 in seat order (clockwise).
+
+Snapshots (``state_to_json``/``state_from_json``) cache ``replay(events[:n])``. The events are the
+truth, so a snapshot that might not equal that replay is refused (``SnapshotError``), never
+half-read, and the caller replays the log instead. Two stamps tell:
+
+- ``SNAPSHOT_FORMAT``, kept by hand, names the layout of the snapshot itself (its keys, what
+  ``format`` and ``engine`` mean); bump it when that layout changes. Snapshots from before it
+  existed have no ``format`` and are refused.
+- ``ENGINE_FINGERPRINT``, the sha256 of the source of every module whose code ``apply`` runs or
+  whose data it reads (``FOLDING_MODULES``), computed once at import. Any change to how events
+  fold (a new state field, a changed handler) changes it, with nobody having to remember a bump.
+  The price: an edit that changes nothing (a comment) retires the snapshots too, so each game is
+  replayed from its log on load until its next write stores a fresh snapshot: cheap (a whole
+  game replays in milliseconds) and never wrong. A hand-kept number alone is the other way
+  round: free when someone forgets it, and then silently wrong.
+
+A web process and a worker of two builds side by side (a rolling deploy) each refuse the other's
+snapshots and replay; both stay correct.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from importlib import resources
 from typing import Any
 
 from imtheboss.engine.board import Board, load_board
@@ -627,6 +647,37 @@ def card_name(card_id: int) -> str:
 
 # -- snapshots --------------------------------------------------------------------------------
 
+SNAPSHOT_FORMAT = 3
+FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders")  # in ``engine``
+
+
+class SnapshotError(ValueError):
+    """A snapshot this engine will not read: another ``format``, another engine's fingerprint,
+    or malformed. The caller rebuilds the state from the events instead."""
+
+
+def source_fingerprint(modules: Iterable[str] = FOLDING_MODULES) -> str:
+    """sha256 hex of the source files of ``imtheboss.engine.<module>`` for each of ``modules``
+    (names and contents, in order), read from the installed package."""
+    digest = hashlib.sha256()
+    package = resources.files("imtheboss.engine")
+    for name in modules:
+        digest.update(name.encode() + b"\0")
+        digest.update(package.joinpath(f"{name}.py").read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+ENGINE_FINGERPRINT = source_fingerprint()
+
+
+def snapshot_is_current(d: Any) -> bool:
+    """True when snapshot ``d`` was written in this ``SNAPSHOT_FORMAT`` by this engine code."""
+    return (
+        isinstance(d, dict)
+        and d.get("format") == SNAPSHOT_FORMAT
+        and d.get("engine") == ENGINE_FINGERPRINT
+    )
+
 
 def _window_json(w: Window | None) -> dict[str, Any] | None:
     if w is None:
@@ -651,11 +702,14 @@ def _terms_from(d: dict[str, Any]) -> Terms:
 
 
 def state_to_json(state: GameState) -> dict[str, Any]:
-    """The whole state as JSON-native data, for snapshots (``state_from_json`` inverts it).
-    Holds hidden information: store it, never show it."""
+    """The whole state as JSON-native data, for snapshots (``state_from_json`` inverts it),
+    stamped with ``SNAPSHOT_FORMAT`` and ``ENGINE_FINGERPRINT``. Holds hidden information:
+    store it, never show it."""
     deal = state.deal
     pending = state.pending
     return {
+        "format": SNAPSHOT_FORMAT,
+        "engine": ENGINE_FINGERPRINT,
         "players": state.players,
         "options": state.options.to_json(),
         "board": state.board.to_json(),
@@ -723,7 +777,23 @@ def state_to_json(state: GameState) -> dict[str, Any]:
 
 
 def state_from_json(d: dict[str, Any]) -> GameState:
-    """Inverse of ``state_to_json``. Raises ``KeyError``/``ValueError`` on a malformed snapshot."""
+    """Inverse of ``state_to_json``. Raises ``SnapshotError`` for a snapshot of another format or
+    engine (``snapshot_is_current``) or a malformed one."""
+    if not isinstance(d, dict) or d.get("format") != SNAPSHOT_FORMAT:
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise SnapshotError(f"snapshot format {found!r}; this engine reads {SNAPSHOT_FORMAT}")
+    if d.get("engine") != ENGINE_FINGERPRINT:
+        raise SnapshotError(
+            f"snapshot written by other engine code ({str(d.get('engine'))[:12]}; this engine is"
+            f" {ENGINE_FINGERPRINT[:12]})"
+        )
+    try:
+        return _state_from(d)
+    except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as exc:
+        raise SnapshotError(f"malformed snapshot: {type(exc).__name__}: {exc}") from exc
+
+
+def _state_from(d: dict[str, Any]) -> GameState:
     deal = None
     if d["deal"] is not None:
         x = d["deal"]

@@ -252,7 +252,7 @@ def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
 
 
 def snapshot(state: GameState) -> dict[str, Any]:
-    """The whole state in SCENARIOS.md's result format (seats by name). Includes every hand:
+    """The whole state in docs/scenarios.md's result format (seats by name). Includes every hand:
     for scenarios, tests and operators' debugging only, never for a seat (A8)."""
     name = state.players
     deal = state.deal

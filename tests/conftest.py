@@ -51,8 +51,13 @@ def worker_id(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def _migrated(pg_url: str) -> str:
-    create_app(  # runs the migrations
-        {"SQLALCHEMY_DATABASE_URI": pg_url, "SECRET_KEY": "test-secret", "BASE_URL": "http://t"}
+    create_app(  # runs the migrations (as the release step does)
+        {
+            "SQLALCHEMY_DATABASE_URI": pg_url,
+            "SECRET_KEY": "test-secret",
+            "BASE_URL": "http://t",
+            "AUTO_MIGRATE": True,
+        }
     )
     return pg_url
 

@@ -37,3 +37,19 @@ def own_database(name: str) -> Iterator[str]:
     finally:
         with admin_conn() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def refuse_connections(name: str) -> None:
+    """Database ``name`` goes away for its clients: new connections are refused and the open
+    ones are ended (``allow_connections`` brings it back)."""
+    with admin_conn() as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+
+
+def allow_connections(name: str) -> None:
+    """Database ``name`` takes connections again."""
+    with admin_conn() as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')

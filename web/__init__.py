@@ -7,16 +7,15 @@ embedded default a missing ``SECRET_KEY`` or ``BASE_URL`` stops the start (``Set
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, jsonify, render_template, request
+import sqlalchemy.exc
+from flask import Flask, jsonify, make_response, render_template, request
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from imtheboss.web import logs, outage
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError
 from imtheboss.web.settings import Settings
@@ -52,31 +51,6 @@ def _begin(conn: Any) -> None:
     serialised as PostgreSQL's row lock does."""
     if conn.dialect.name == "sqlite":
         conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
-SECRET_PATHS = re.compile(r"(/s/|/admin/|/m/|/u/[\w-]+/)[\w.-]{10,}")
-
-
-class RedactSecrets(logging.Filter):
-    """Secret link tokens never reach a log line (A8): request lines show ``/s/…`` instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, Mapping):  # gunicorn's access log: one dict of atoms
-            record.args = {
-                k: SECRET_PATHS.sub(r"\1…", a) if isinstance(a, str) else a
-                for k, a in record.args.items()
-            }
-        elif record.args:
-            record.args = tuple(
-                SECRET_PATHS.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args
-            )
-        if isinstance(record.msg, str):
-            record.msg = SECRET_PATHS.sub(r"\1…", record.msg)
-        return True
-
-
-for _name in ("werkzeug", "gunicorn.access"):
-    logging.getLogger(_name).addFilter(RedactSecrets())
 
 
 def select_locale() -> str:
@@ -115,10 +89,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         static_folder="static",
     )
     app.config.update(
-        SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
+        # hide_parameters: SQL errors (and their log lines) never show the values of a query
+        SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True, "hide_parameters": True},
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
-        AUTO_MIGRATE=True,
+        AUTO_MIGRATE=settings.embedded,  # else the release step migrates (Procfile)
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_HTTPONLY=True,
         WTF_CSRF_TIME_LIMIT=None,
@@ -127,6 +102,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings.flask_config(database="SQLALCHEMY_DATABASE_URI" not in overrides))
     app.config.update(overrides)
     _check_settings(app, settings)
+    logs.init_app(app)
+    from imtheboss.web.security import init_security
+
+    init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
@@ -216,6 +195,17 @@ def _register_errors(app: Flask) -> None:
     def http_error(exc: HTTPException):
         code = (exc.name or "error").lower().replace(" ", "_")
         return render(exc.code or 500, code, exc.description or exc.name)
+
+    @app.errorhandler(sqlalchemy.exc.SQLAlchemyError)
+    def database_error(exc: sqlalchemy.exc.SQLAlchemyError):
+        if not outage.database_unreachable(exc):
+            return unexpected(exc)
+        app.logger.warning(
+            "database unreachable on %s %s: %s", request.method, request.path, outage.reason(exc)
+        )
+        response = make_response(render(503, "database_unavailable", outage.message()))
+        response.headers["Retry-After"] = str(outage.RETRY_AFTER)
+        return response
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):  # never a bare 500 page; the log has the trace

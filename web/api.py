@@ -20,7 +20,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
-from imtheboss.engine.state import GameState, apply_in_place, format_time, replay, state_from_json
+from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.service import (
@@ -29,7 +29,7 @@ from imtheboss.web.service import (
     create_game,
     get_game,
     is_admin_token,
-    load_events,
+    load_state,
     now_utc,
     seat_by_token,
     submit,
@@ -131,17 +131,6 @@ def _int_arg(name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
-def _state_at(game: Game) -> GameState:
-    """The state after exactly ``game.last_seq`` events (snapshot plus tail), so the view and
-    ``last_seq`` agree even while other seats are committing."""
-    if game.snapshot is not None:
-        state = state_from_json(game.snapshot)
-        for event in load_events(game.id, game.snapshot_seq, game.last_seq):
-            apply_in_place(state, event)
-        return state
-    return replay(load_events(game.id, 0, game.last_seq))
-
-
 def _event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:
     return {"seq": seq, "at": _iso(at), **redact_event(event, seat)}
 
@@ -199,7 +188,7 @@ def create() -> ResponseReturnValue:
 def game_view(game_id: str) -> ResponseReturnValue:
     """The seat's view of the game, its legal commands and whom the game waits for (A8)."""
     game, seat = _authenticate(game_id, allow_admin=True)
-    state = _state_at(game)
+    state = load_state(game)
     return jsonify(
         {
             "game": _game_json(game),

@@ -1,4 +1,5 @@
-"""Database models (DESIGN.md, Data): games, seats, events, commands, deadlines, notifications.
+"""Database models (docs/architecture.md, web/): games, seats, events, commands, deadlines,
+notifications.
 
 All times are timezone-aware UTC. Secrets (seat and admin tokens) are stored only as sha256
 hashes. ``games.snapshot`` holds the engine state at ``snapshot_seq`` (hidden information

@@ -104,17 +104,6 @@ def _lang_url(code: str) -> str:
     return f"{path}?{urlencode(args)}"
 
 
-@bp.after_app_request
-def _no_leaks(response: Response) -> Response:
-    """Pages never send their URL (which may hold a sign-in token) to another site, and pages
-    with one seat's information are not kept by shared caches."""
-    response.headers.setdefault("Referrer-Policy", "no-referrer")
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    if request.path.startswith("/g/") or request.path.startswith("/new"):
-        response.headers.setdefault("Cache-Control", "no-store")
-    return response
-
-
 def _htmx() -> bool:
     return request.headers.get("HX-Request") == "true"
 

@@ -1,4 +1,4 @@
-"""Sending work to the worker by task name (DESIGN.md: web never imports worker).
+"""Sending work to the worker by task name (docs/architecture.md: web never imports worker).
 
 The broker is Redis when ``REDIS_URL`` is set, else the embedded default: kombu's filesystem
 transport in the instance folder's ``broker/`` (no server, works across the processes

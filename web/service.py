@@ -1,4 +1,4 @@
-"""The game service: the only code that writes events (DESIGN.md, web).
+"""The game service: the only code that writes events (docs/architecture.md, web).
 
 ``submit(game_id, seat, command, idempotency_key)`` runs in one transaction: lock the game row,
 rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events
@@ -24,7 +24,15 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.game import COMMANDS, Command, decide, due_windows
 from imtheboss.engine.options import Options, OptionsError
 from imtheboss.engine.setup import SetupError, new_game
-from imtheboss.engine.state import GameState, apply_in_place, replay, state_from_json, state_to_json
+from imtheboss.engine.state import (
+    GameState,
+    SnapshotError,
+    apply_in_place,
+    replay,
+    snapshot_is_current,
+    state_from_json,
+    state_to_json,
+)
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.notify import invitation, notifications_for
 from sqlalchemy import select, update
@@ -173,14 +181,21 @@ def load_events(game_id: str, after: int = 0, upto: int | None = None) -> list[E
 
 
 def load_state(game: Game) -> GameState:
-    """The game's current state: the snapshot plus the events after it (at most
-    ``SNAPSHOT_EVERY`` of them), so loading does not slow down as a game grows."""
+    """The game's state after exactly ``game.last_seq`` events, so it agrees with the row even
+    while others commit: the snapshot plus the events after it (at most ``SNAPSHOT_EVERY``), so
+    loading does not slow down as a game grows. A snapshot this engine refuses
+    (``SnapshotError``: written before a format change or by other engine code) is ignored and
+    the whole log replayed; the next write (``submit``) stores a current one."""
     if game.snapshot is not None:
-        state = state_from_json(game.snapshot)
-        for event in load_events(game.id, game.snapshot_seq):
-            apply_in_place(state, event)
-        return state
-    return replay(load_events(game.id))
+        try:
+            state = state_from_json(game.snapshot)
+        except SnapshotError as exc:
+            current_app.logger.debug("snapshot of game %s ignored: %s", game.id, exc)
+        else:
+            for event in load_events(game.id, game.snapshot_seq, game.last_seq):
+                apply_in_place(state, event)
+            return state
+    return replay(load_events(game.id, 0, game.last_seq))
 
 
 def get_game(game_id: str, *, lock: bool = False) -> Game:
@@ -328,7 +343,8 @@ def _append(
     game.last_seq = seq
     if state.phase == "game_over":
         game.status = "over"
-    if seq - game.snapshot_seq >= SNAPSHOT_EVERY or state.phase == "game_over":
+    stale = game.snapshot is not None and not snapshot_is_current(game.snapshot)
+    if stale or seq - game.snapshot_seq >= SNAPSHOT_EVERY or state.phase == "game_over":
         game.snapshot = state_to_json(state)
         game.snapshot_seq = seq
     _sync_deadlines(game.id, state)

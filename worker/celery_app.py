@@ -4,16 +4,19 @@ Start a worker with ``celery -A imtheboss.worker.celery_app worker`` and beat wi
 ``celery -A imtheboss.worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve``
 starts both on the embedded broker. The broker, the sweep period (``SWEEP_SECONDS``) and the
 beat schedule file come from the same settings object as the web app's
-(``imtheboss.web.settings``).
+(``imtheboss.web.settings``). Celery's log handlers get the web app's redaction, and every line
+written while a task runs carries ``task=<task id>`` (``imtheboss.web.logs``).
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from celery import Celery, Task
+from celery import Celery, Task, signals
 from flask import Flask
+from imtheboss.web import logs
 from imtheboss.web.queue import broker_settings
 from imtheboss.web.settings import Settings
 
@@ -22,7 +25,7 @@ _flask_app: Flask | None = None
 
 def flask_app() -> Flask:
     """The Flask app of this worker process (created once; it does not run migrations: the
-    web process does)."""
+    release step does)."""
     global _flask_app
     if _flask_app is None:
         from imtheboss.web import create_app
@@ -61,6 +64,28 @@ def make_celery() -> Celery:
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )
     return app
+
+
+@signals.after_setup_logger.connect
+def _redact_worker_log(logger: logging.Logger, **_: Any) -> None:
+    """The worker's and beat's log: our redaction, and each line with its task's id."""
+    logs.adopt(logger, logs.CELERY_FORMAT)
+
+
+@signals.after_setup_task_logger.connect
+def _redact_task_log(logger: logging.Logger, **_: Any) -> None:
+    """Celery's task logger keeps its format (it names the task) and gets our redaction."""
+    logs.adopt(logger)
+
+
+@signals.task_prerun.connect
+def _bind_task(task_id: str, **_: Any) -> None:
+    logs.bind_task(task_id)
+
+
+@signals.task_postrun.connect
+def _unbind_task(**_: Any) -> None:
+    logs.bind_task(None)
 
 
 celery = make_celery()

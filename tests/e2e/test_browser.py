@@ -11,14 +11,15 @@ and of the negotiation's history to ``tests/e2e/screenshots/`` (gitignored).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers_deal import NAMES, PLAYERS, find_setup
 from imtheboss.engine.board import default_board
 from imtheboss.web.service import create_game
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -39,6 +40,7 @@ class Player:
 
     name: str
     page: Page
+    problems: list[str] = field(default_factory=list)  # CSP violations, uncaught errors
 
     @property
     def live(self) -> Locator:
@@ -82,13 +84,40 @@ class Player:
         self.act(form.get_by_role("button", name=button, exact=True), shows)
 
 
-def sign_in(browser: Browser, base: str, gid: str, token: str, name: str) -> Player:
-    context = browser.new_context(viewport=DESKTOP, locale="en-US")
+# Reports every Content-Security-Policy violation of every page the context opens.
+REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.reportViolation(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} ` +
+                         `at ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+def watch_problems(context: BrowserContext, page: Page, problems: list[str]) -> None:
+    """Collect into ``problems`` the CSP violations (the ``securitypolicyviolation`` event and
+    the browser's console messages about the policy) and uncaught errors of ``page``."""
+    context.expose_function("reportViolation", lambda text: problems.append(f"csp: {text}"))
+    context.add_init_script(REPORT_VIOLATIONS)
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console: {m.text}")
+            if "Content Security Policy" in m.text or "Content-Security-Policy" in m.text
+            else None
+        ),
+    )
+    page.on("pageerror", lambda error: problems.append(f"error: {error}"))
+
+
+def sign_in(browser: Browser, base: str, gid: str, token: str, name: str, **options: Any) -> Player:
+    """A new browser context (``options``: Playwright's context options) signed in by the seat
+    link, on the game page; its ``problems`` collect CSP violations from the start."""
+    context = browser.new_context(viewport=DESKTOP, locale="en-US", **options)
     context.set_default_timeout(WAIT_MS)
     page = context.new_page()
+    player = Player(name, page)
+    watch_problems(context, page, player.problems)
     page.goto(f"{base}/g/{gid}/s/{token}")
     assert page.url == f"{base}/g/{gid}", "the seat link leads on to the game page"
-    player = Player(name, page)
     expect(page.locator("h1.game-title")).to_contain_text(f"you are {name}")
     assert page.evaluate("typeof htmx") == "object", "htmx is loaded"
     return player
@@ -247,4 +276,5 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     shoot(page, screenshots / "deal-history-phone.png", PHONE)
     shoot(page, screenshots / "deal-history-desktop.png", DESKTOP)
     for player in players:
+        assert player.problems == [], f"{player.name}'s pages broke their CSP"
         player.page.context.close()

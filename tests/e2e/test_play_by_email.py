@@ -112,9 +112,9 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
                     "SECRET_KEY": SECRET,
                     "BASE_URL": base,
                     "TASKS": False,
+                    "AUTO_MIGRATE": True,
                 }
             )
-            app.config["AUTO_MIGRATE"] = False
             mailbox.start()
             env = {
                 k: v

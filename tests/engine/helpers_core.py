@@ -44,7 +44,7 @@ SMALL_BOARD = board_json(
 
 class Game:
     """A game in a chosen position. Seats may be given by name or index everywhere; ``spec``
-    follows SCENARIOS.md ``state`` with player names (or seat indices) as keys."""
+    follows docs/scenarios.md ``state`` with player names (or seat indices) as keys."""
 
     def __init__(
         self,
@@ -168,7 +168,7 @@ class Game:
 
 
 def scenario_doc(**fields: Any) -> dict[str, Any]:
-    """A scenario document (SCENARIOS.md) with the usual defaults."""
+    """A scenario document (docs/scenarios.md) with the usual defaults."""
     doc: dict[str, Any] = {
         "format": "imtheboss-scenario/1",
         "players": list(PLAYERS),

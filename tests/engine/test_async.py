@@ -1,4 +1,4 @@
-"""Asynchronous play A1-A9, the engine side (RULES.md, A; docs/rules-decisions.md,
+"""Asynchronous play A1-A9, the engine side (docs/rules.md, A; docs/rules-decisions.md,
 Asynchronous play). Every command carries an explicit time ``at`` (hours after ``T0``)."""
 
 from __future__ import annotations
@@ -747,7 +747,7 @@ def test_a9_outcomes_are_in_the_events():
 
 
 def test_a9_forced_dice_first():
-    """A9, SCENARIOS.md `dice`: forced results are used first, then the seeded generator."""
+    """A9, docs/scenarios.md `dice`: forced results are used first, then the seeded generator."""
     t = table(dice=[6])
     t.timeout(24)
     t.timeout(48)

@@ -1,4 +1,4 @@
-"""Board loading and validation (R1.4; RULES.md, board)."""
+"""Board loading and validation (R1.4; docs/rules.md, board)."""
 
 import json
 from fractions import Fraction
@@ -17,7 +17,7 @@ from imtheboss.engine.board import (
     load_board,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+WORKED_EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "r4-r6-worked-example.json"
 
 
 def letter_demand(board: Board) -> dict[str, Fraction]:
@@ -61,7 +61,7 @@ def assert_board_error(source, *fragments, space=None):
     return info.value
 
 
-# --- the default board (R1.4; RULES.md, board) -------------------------------------------------
+# --- the default board (R1.4; docs/rules.md, board) ------------------------------------------
 
 
 def test_default_board_loads_with_16_spaces():
@@ -87,8 +87,8 @@ def test_default_board_follows_the_known_facts():
 
 
 def test_default_board_has_the_known_spaces():
-    """Face 2 Face (seed 000 worked example): W, S, C + 2 of {G, D, L}, 6 shares. 2014 edition:
-    one letter + 4 of the other five."""
+    """Face 2 Face (the rule texts' worked example): W, S, C + 2 of {G, D, L}, 6 shares. 2014
+    edition: one letter + 4 of the other five."""
     spaces = default_board().spaces
     face2face = [
         s
@@ -113,7 +113,7 @@ def test_default_board_has_the_known_spaces():
 
 
 def test_default_board_is_balanced():
-    """RULES.md, board: each letter is needed about equally often (within 10%)."""
+    """docs/rules.md, board: each letter is needed about equally often (within 10%)."""
     demand = letter_demand(default_board())
     assert max(demand.values()) <= Fraction(11, 10) * min(demand.values()), demand
 
@@ -140,11 +140,8 @@ def test_space_letters_and_investor_count():
 
 
 def test_worked_example_board_validates():
-    """The 16-space board of the shared worked-example scenario is a valid board (R1.4)."""
-    path = SHARED / "scenarios" / "seed-worked-example.json"
-    if not path.exists():
-        pytest.skip(f"{path} is absent")
-    spaces = json.loads(path.read_text(encoding="utf-8"))["board"]
+    """The 16-space board of the rule texts' worked-example scenario is a valid board (R1.4)."""
+    spaces = json.loads(WORKED_EXAMPLE.read_text(encoding="utf-8"))["board"]
     board = load_board(spaces)
     assert board.to_json() == spaces
 
@@ -172,7 +169,7 @@ def test_investor_only_letters_are_kept():
 
 @st.composite
 def spaces(draw):
-    """A valid space in the SCENARIOS.md format (R1.4): 2 to 5 investors, disjoint letters."""
+    """A valid space in the docs/scenarios.md format (R1.4): 2 to 5 investors, disjoint letters."""
     order = draw(st.permutations(LETTERS))
     n_required = draw(st.integers(0, 3))
     required = list(order[:n_required])

@@ -3,8 +3,8 @@
 Every game ends within 15 closed deals (R7.2); the 98 influence cards are always all accounted
 for (R1.1); money only comes from proceeds and what is paid equals the proceeds (R6.2, R4.4); no
 hand exceeds its limit outside the discard step (R6.6); ``apply`` equals the in-place fold and
-``replay(events)`` equals the live state; events survive a JSON round trip (DESIGN.md); every
-command ``legal_commands`` offers is accepted by ``decide``.
+``replay(events)`` equals the live state; events survive a JSON round trip (docs/architecture.md);
+every command ``legal_commands`` offers is accepted by ``decide``.
 
 The number of games is ``IMTHEBOSS_PROPERTY_GAMES`` (default 1000).
 """

@@ -379,7 +379,7 @@ def test_r3_3_failed_deal_after_boss_card_passes_left_of_last_boss():
 
 
 def test_r3_5_default_next_player_may_deal_in_place_after_a_close():
-    """R3.5 (default, seed 001): right after a closed deal the next player may open a deal on
+    """R3.5 (the default reading): right after a closed deal the next player may open a deal on
     the marker's new space without rolling."""
     g = solo_game(state={"hands": {"Bob": ["family:G"]}})
     close_solo_deal(g)
@@ -389,7 +389,7 @@ def test_r3_5_default_next_player_may_deal_in_place_after_a_close():
 
 
 def test_r3_5_must_roll_after_close_option():
-    """R3.5 with must_roll_after_close (seed 000): the next player must roll first."""
+    """R3.5 with must_roll_after_close (the stricter reading): the next player must roll first."""
     g = solo_game(options={"must_roll_after_close": True}, dice=[1])
     close_solo_deal(g)
     assert g.active == "Bob"

@@ -138,7 +138,7 @@ MALFORMED_STATES = [
 
 @pytest.mark.parametrize(("key", "value"), MALFORMED_STATES)
 def test_malformed_scenarios_exit_2_naming_the_problem(tmp_path, capsys, key, value) -> None:
-    """SCENARIOS.md: a malformed file is an error (exit 2) with the problem named, never a
+    """docs/scenarios.md: a malformed file is an error (exit 2) with the problem named, never a
     traceback."""
     doc = {
         "format": "imtheboss-scenario/1",

@@ -1,4 +1,5 @@
-"""Variants V1-V9 (RULES.md, V; docs/rules-decisions.md, Variants). Each test names its rule."""
+"""Variants V1-V9 (docs/rules.md, V; docs/rules-decisions.md, Variants). Each test names its
+rule."""
 
 from __future__ import annotations
 

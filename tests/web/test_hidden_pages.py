@@ -1,4 +1,4 @@
-"""A8: no page, fragment or API answer shows a seat anything RULES.md A8
+"""A8: no page, fragment or API answer shows a seat anything docs/rules.md A8
 hides (other seats' hands, the draw pile's order, the seed before the end, other seats' money
 without ``open_money``).
 

@@ -63,6 +63,7 @@ def pg_url(worker_id: str) -> Iterator[str]:
                 "SECRET_KEY": SECRET,
                 "BASE_URL": BASE_URL,
                 "TASKS": False,
+                "AUTO_MIGRATE": True,
             }
         )
         yield url

@@ -1,16 +1,15 @@
 import logging
-from logging.config import fileConfig
 
 from alembic import context
 from flask import current_app
+from imtheboss.web.logs import configure_logging
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
 config = context.config
 
-# Interpret the config file for Python logging.
-# This line sets up loggers basically.
-fileConfig(config.config_file_name, disable_existing_loggers=False)
+# The server's one logging setup (secrets redacted), not a second one from alembic.ini.
+configure_logging()
 logger = logging.getLogger("alembic.env")
 
 

@@ -1,6 +1,10 @@
-/* I'm the Boss!: small helpers for htmx. The pages work without this file. */
-/* The game page refreshes its live part every 15 s; skip a refresh while the player is filling
-   in a form there, so a half-typed price or a ticked card is not wiped. */
+/* I'm the Boss!: small helpers for htmx. The pages work without this file.
+   The Content-Security-Policy allows no inline script and no eval, so everything lives here:
+   htmx is configured (templates/base.html) with allowEval off, and its trigger filters
+   ("every 15s [expr]"), which need eval, are replaced by the listener below. */
+
+/* True when the player is not filling in a form in the live part of the page: nothing focused
+   there and no typed price, text or ticked card. */
 function ibIdle() {
   var live = document.getElementById("live");
   if (!live) return false;
@@ -13,3 +17,10 @@ function ibIdle() {
   }
   return true;
 }
+
+/* The game page refreshes its live part every 15 s; skip a refresh while the player is filling
+   in a form there, so a half-typed price or a ticked card is not wiped. */
+document.addEventListener("htmx:beforeRequest", function (event) {
+  var elt = event.detail && event.detail.elt;
+  if (elt && elt.id === "live" && !ibIdle()) event.preventDefault();
+});

@@ -1,0 +1,50 @@
+"""The worker's log lines carry the id of the task that wrote them (``task=<id>``), through the
+same redacting handlers as the web app's (``imtheboss.web.logs``); lines written outside a task
+carry none."""
+
+from __future__ import annotations
+
+import re
+
+from helpers_worker import players, wait_for
+from imtheboss.web.service import create_game
+
+SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
+LINE = re.compile(
+    r"^\[[^\]]+: (?P<level>\w+)/\w+\] (?P<logger>\S+) (?P<context>\S+): (?P<text>.*)$"
+)
+TASK = re.compile(r"Task [\w.]+\[(?P<id>[0-9a-f-]{36})\] (?P<what>\w+)")
+
+
+def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
+    """Mail that cannot go out (the SMTP server is down) makes the delivery tasks log a
+    warning through the app's logger; Celery's own lines name the task too."""
+    offset = worker.log.stat().st_size
+    smtp.stop()
+    with app.app_context():
+        create_game("Task ids", players("taskids", 3), SLOW)
+
+    def lines() -> list[re.Match]:
+        with worker.log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode(errors="replace")
+        return [m for m in map(LINE.match, text.splitlines()) if m]
+
+    def warned() -> list[re.Match]:
+        return [m for m in lines() if m["logger"] == "imtheboss.web" and m["level"] == "WARNING"]
+
+    warnings = wait_for(warned, 30, what="a delivery task's warning")
+    smtp.start()
+    seen = lines()
+    celery = [(m, TASK.search(m["text"])) for m in seen if TASK.search(m["text"])]
+    finished = [(m, t) for m, t in celery if t["what"] in ("succeeded", "retry", "raised")]
+    assert finished
+    for line, task in finished:  # written by the task's own thread, after it ran
+        assert line["context"] == f"task={task['id']}", line.group(0)
+    for line, task in celery:
+        if task["what"] == "received":  # the consumer, outside any task
+            assert line["context"] == "-", line.group(0)
+    known = {task["id"] for _, task in celery}
+    for warning in warnings:
+        assert warning["context"].startswith("task=")
+        assert warning["context"].removeprefix("task=") in known, warning.group(0)
