@@ -143,7 +143,12 @@ def _check_settings(app: Flask, settings: Settings) -> None:
 def _register_blueprints(app: Flask) -> None:
     import importlib
 
-    for name in ("imtheboss.web.pages", "imtheboss.web.api", "imtheboss.web.links"):
+    for name in (
+        "imtheboss.web.pages",
+        "imtheboss.web.api",
+        "imtheboss.web.links",
+        "imtheboss.web.orders_page",
+    ):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -135,13 +135,13 @@ def chips(letters: list[str] | tuple[str, ...], only: tuple[str, ...] | list[str
     return Markup(" ").join(letter_chip(x, x in only) for x in letters)
 
 
-INVESTOR_NAMES = {
-    "C": "Cashman",
-    "D": "Dougherty",
-    "G": "Goldman",
-    "L": "Liebgeld",
-    "S": "Sacks",
-    "W": "Wadsworth",
+INVESTOR_NAMES = {  # the Chinese editions' names come from the catalogs
+    "C": lazy_gettext("Cashman"),
+    "D": lazy_gettext("Dougherty"),
+    "G": lazy_gettext("Goldman"),
+    "L": lazy_gettext("Liebgeld"),
+    "S": lazy_gettext("Sacks"),
+    "W": lazy_gettext("Wadsworth"),
 }
 
 _MORE_OF = re.compile(r"^(\d+) more of (.+)$")
@@ -432,6 +432,9 @@ FAIL_REASONS = {
         "opened for the player at their turn deadline (they had to open a deal); failed at once"
     ),
     "requirements_not_met": lazy_gettext("the requirements were not met"),
+    "proxy": lazy_gettext(
+        "opened by the server for a player away too long, who had to open a deal; failed at once"
+    ),
 }
 
 WAIT_REASONS = {
