@@ -15,7 +15,8 @@ Each setting is in Flask-Limiter's notation (``"10 per hour; 20 per day"``). A r
 with ``Retry-After`` (seconds) and a message in plain words in the reader's language (the error
 page, or the API's JSON error); it changes nothing. The client address is
 ``request.remote_addr`` (behind a trusted proxy, ``ProxyFix`` makes it the client's).
-``RATELIMIT_ENABLED`` off counts nothing.
+``RATELIMIT_ENABLED`` off counts nothing, and so does a storage that cannot be reached (it is
+logged): the limits never stop a game.
 
 Each app has a limiter of its own (``app.extensions["imtheboss.limits"]``): two apps in one
 process do not share a memory count, as two processes would not.
@@ -78,7 +79,13 @@ def init_limits(app: Flask) -> None:
     """Give ``app`` its limiter and put the route limits on its views (called by
     ``create_app`` once the blueprints are registered). Raises ``KeyError`` for an endpoint
     that does not exist."""
-    limiter = Limiter(get_remote_address, app=app, strategy="moving-window", key_prefix="imtheboss")
+    limiter = Limiter(
+        get_remote_address,
+        app=app,
+        strategy="moving-window",
+        key_prefix="imtheboss",
+        swallow_errors=True,  # a storage that is down is logged; the request goes on uncounted
+    )
     app.extensions[EXTENSION] = limiter
     games = limiter.shared_limit(
         _setting("new_games"),

@@ -14,6 +14,7 @@ from helpers_app import client_at, make_app
 from helpers_deal import PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
 from helpers_redis import own_redis_db
+from helpers_wait import free_port
 from imtheboss.web.links import seat_link
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
@@ -262,3 +263,26 @@ def test_limits_hold_across_processes_with_redis(app, clock) -> None:
         with each.app_context():
             db.session.remove()
             db.engine.dispose()
+
+
+def test_limits_never_stop_the_game_when_their_storage_is_down(app, clock) -> None:
+    """Nobody listens on the storage's port: every request is served, uncounted (logged)."""
+    down = make_app(
+        app.config["SQLALCHEMY_DATABASE_URI"],
+        clock,
+        RATELIMIT_ENABLED=True,
+        RATELIMIT_STORAGE_URI=f"redis://127.0.0.1:{free_port()}/0",
+        RATELIMIT_NEW_GAMES="1 per hour",
+    )
+    client = down.test_client()
+    for i in range(3):
+        body = {"players": _players(3, f"down{i}"), "creator_email": ORGANISER}
+        assert client.post("/api/games", json=body).status_code == 201
+    with down.app_context():
+        created = create_game("Down", PLAYERS)
+    api = Api(client, created.game_id)
+    assert api.send(created.seat_tokens[0], {"do": "chat", "text": "hi"}, "k").status_code == 201
+    assert api.game("x" * 32).status_code == 403
+    with down.app_context():
+        db.session.remove()
+        db.engine.dispose()
