@@ -141,6 +141,7 @@ def main() -> None:
         BEAT_SCHEDULE_FILE=str(folder / "celerybeat-schedule"),
         SECRET_KEY="bench-deadlines",
         BASE_URL="http://bench.invalid",
+        MIN_WINDOW_SECONDS="1",  # windows of a few seconds, to time out again and again
     )
     os.environ.update(REDIS_URL=args.redis, SECRET_KEY="bench-deadlines")
     for key in [k for k in os.environ if k.startswith("SMTP_")]:
@@ -159,6 +160,7 @@ def main() -> None:
             "BASE_URL": "http://bench.invalid",
             "TASKS": True,
             "AUTO_MIGRATE": True,
+            "MIN_WINDOW_SECONDS": 1,
         }
     )
     logs = [folder / f"worker{i}.log" for i in range(args.workers)]

@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from helpers_app import make_app
 from helpers_db import own_database
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from sqlalchemy import text
 
-TABLES = "notifications, deadlines, events, commands, seats, games"
+TABLES = "mail_outbox, notifications, deadlines, events, commands, seats, games"
 
 
 class Clock:
@@ -68,19 +70,17 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def app(_migrated: str, clock: Clock):
-    """The app on the test database, emptied before each test; CSRF on (as in production)."""
-    application = create_app(
-        {
-            "SQLALCHEMY_DATABASE_URI": _migrated,
-            "SECRET_KEY": "test-secret",
-            "CLOCK": clock,
-            "AUTO_MIGRATE": False,
-            "TESTING": True,
-            "BASE_URL": "http://testserver",
-            "TASKS": False,  # the worker's own tests (tests/worker) run a real worker
-        }
-    )
+def app_config() -> dict[str, Any]:
+    """Config on top of ``make_app``'s for the ``app`` fixture; a test module overrides this
+    fixture to change it (e.g. ``{"RATELIMIT_ENABLED": True}``)."""
+    return {}
+
+
+@pytest.fixture
+def app(_migrated: str, clock: Clock, app_config: dict[str, Any]):
+    """The app on the test database (``make_app`` with ``app_config``), emptied before each
+    test."""
+    application = make_app(_migrated, clock, **app_config)
     with application.app_context():
         db.session.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
         db.session.commit()

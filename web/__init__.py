@@ -112,6 +112,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
+    from imtheboss.web.limits import init_limits
+
+    init_limits(app)
     from imtheboss.web.queue import init_queue
 
     init_queue(app)
@@ -169,20 +172,25 @@ def wants_json() -> bool:
     )
 
 
+def error_response(status: int, code: str, message: str, rule: str = "") -> Any:
+    """A refusal as the client wants it: ``{"error": {"code", "message", "rule"}}`` for the
+    API (``wants_json``), else the error page; plain text if the page cannot be drawn."""
+    if wants_json():
+        return jsonify({"error": {"code": code, "message": message, "rule": rule}}), status
+    try:
+        return render_template(
+            "error.html", status=status, code=code, message=message, rule=rule
+        ), status
+    except Exception:  # no template yet, or it failed: still a clear answer
+        return (
+            f"{status} {code}: {message}\n",
+            status,
+            {"Content-Type": "text/plain; charset=utf-8"},
+        )
+
+
 def _register_errors(app: Flask) -> None:
-    def render(status: int, code: str, message: str, rule: str = ""):
-        if wants_json():
-            return jsonify({"error": {"code": code, "message": message, "rule": rule}}), status
-        try:
-            return render_template(
-                "error.html", status=status, code=code, message=message, rule=rule
-            ), status
-        except Exception:  # no template yet, or it failed: still a clear answer
-            return (
-                f"{status} {code}: {message}\n",
-                status,
-                {"Content-Type": "text/plain; charset=utf-8"},
-            )
+    render = error_response
 
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError):

@@ -22,6 +22,7 @@ from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.web.limits import chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.service import (
     MAX_KEY,
@@ -31,6 +32,7 @@ from imtheboss.web.service import (
     is_admin_token,
     load_state,
     now_utc,
+    require_confirmed,
     seat_by_token,
     submit,
 )
@@ -87,13 +89,14 @@ def _bearer_token() -> str:
 def _authenticate(game_id: str, *, allow_admin: bool = False) -> tuple[Game, int | None]:
     """The game and the seat the bearer token signs in (``None``: the organiser, when
     ``allow_admin``). Raises ``ServiceError`` 404 (no such game), 401 (no token) or 403 (a
-    token that is not one of this game's)."""
+    token that is not one of this game's), 409 (the organiser reads a game not confirmed yet)."""
     game = get_game(game_id)
     token = _bearer_token()
     try:
         return game, seat_by_token(game_id, token).seat_index
     except ServiceError as exc:
         if exc.status == 403 and allow_admin and is_admin_token(game_id, token):
+            require_confirmed(game)  # nothing to read before the organiser confirms
             return game, None
         raise
 
@@ -151,8 +154,11 @@ def _game_json(game: Game) -> dict[str, Any]:
 @bp.post("/games")
 def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email"}],
-    "options", "board", "creator_email"}``. Answers 201 ``{"game_id", "admin_token"}``; each
-    seat's secret link goes only to that seat's email (the invitation)."""
+    "options", "board", "creator_email"}`` (``creator_email`` required). Answers 201
+    ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
+    secret link goes to that seat's email only (the invitation), once the organiser confirms
+    their address by the link mailed to it (``create_game(confirmed=False)``). Abuse limits:
+    ``imtheboss.web.limits``."""
     body = _json_body()
     _only(body, {"title", "players", "options", "board", "creator_email"})
     title = body.get("title", "")
@@ -180,8 +186,13 @@ def create() -> ResponseReturnValue:
         raise _bad("bad_settings", "options is an object")
     if not (board == "default" or isinstance(board, dict | list)):
         raise _bad("bad_settings", 'board is "default" or a board file\'s JSON')
-    created = create_game(title, pairs, options, board, creator_email=creator_email)
-    return jsonify({"game_id": created.game_id, "admin_token": created.admin_token}), 201
+    with spending("invitations", client_address(), cost=len(pairs)):
+        created = create_game(
+            title, pairs, options, board, creator_email=creator_email, confirmed=False
+        )
+    return jsonify(
+        {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}
+    ), 201
 
 
 @bp.get("/games/<game_id>")
@@ -265,7 +276,8 @@ def command(game_id: str) -> ResponseReturnValue:
         )
     now = now_utc()
     try:
-        result = submit(game_id, seat, cmd, key, now)
+        with chat_spending(game_id, seat, cmd):
+            result = submit(game_id, seat, cmd, key, now)
     except ServiceError as exc:
         if exc.code == "bad_command":  # malformed rather than against the rules
             raise ServiceError(400, exc.code, exc.message, exc.rule) from None

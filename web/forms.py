@@ -87,7 +87,13 @@ class NewGameForm(FlaskForm):
 
     title = StringField(_l("Title"), [Optional(), Length(max=120)])
     creator_email = EmailField(
-        _l("Your email (organiser, optional)"), [Optional(), Length(max=254)]
+        _l("Your email (organiser)"),
+        [
+            InputRequired(
+                _l("the organiser's email address is needed: the game starts once you confirm it")
+            ),
+            Length(max=254),
+        ],
     )
     players = FieldList(FormField(PlayerRow), min_entries=MAX_PLAYERS, max_entries=MAX_PLAYERS)
     turn_hours = _hours(_l("Turn window (hours)"), DEFAULT_WINDOWS["turn"])

@@ -4,19 +4,33 @@ rotating the token (admin "resend") invalidates every older link.
 
 Routes: ``GET /g/<gid>/m/<signed>`` signs the seat in and opens the game (a GET changes no game
 state: mail scanners may prefetch it); ``GET/POST /u/<signed>`` one-click unsubscribe
-(RFC 8058: the POST needs no session or CSRF token); ``GET /operator/mail`` the local outbox.
+(RFC 8058: the POST needs no session or CSRF token); ``GET/POST /g/<gid>/confirm/<signed>`` the
+organiser confirms their address (the POST starts the game); ``GET /operator/mail`` the local
+outbox and ``/operator/sign-in`` the operator's sign-in.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 from email import message_from_string
 from email.policy import default as default_policy
 
-from flask import Blueprint, Flask, abort, current_app, redirect, render_template, request
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import gettext as _
 from imtheboss.web.auth import remember_seat
-from imtheboss.web.models import OutboxMail, Seat, db
-from imtheboss.web.service import ServiceError, get_game
+from imtheboss.web.models import Game, OutboxMail, Seat, db
+from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 
@@ -82,24 +96,76 @@ def unsubscribe(game_id: str, signed: str):
     return render_template("unsubscribed.html", seat=seat, done=False)
 
 
-def _operator_allowed() -> bool:
-    token = current_app.config["OPERATOR_TOKEN"]
-    if token and request.args.get("token") == token:
-        return True
+def confirm_link(game: Game) -> str:
+    """The absolute link by which the organiser of ``game`` confirms their address (signed: no
+    secret is stored; it names the game and a fingerprint of its admin token)."""
+    base = current_app.config["BASE_URL"].rstrip("/")
+    signed = _serializer("confirm").dumps({"g": game.id, "h": game.admin_token_hash[:16]})
+    return f"{base}/g/{game.id}/confirm/{signed}"
+
+
+@bp.route("/g/<game_id>/confirm/<signed>", methods=["GET", "POST"])
+def confirm(game_id: str, signed: str):
+    """The organiser's confirm link: ``GET`` shows what confirming does and a button (a mail
+    scanner's prefetch confirms nothing); its ``POST`` (CSRF) starts the game and writes the
+    invitations (``confirm_game``). Raises ``ServiceError`` 403 for a bad link, 404."""
+    game = get_game(game_id)
     try:
-        return (
-            not current_app.config["SMTP_HOST"]
-            and ipaddress.ip_address(request.remote_addr or "").is_loopback
-        )
+        data = _serializer("confirm").loads(signed, max_age=LINK_MAX_AGE)
+    except BadSignature:
+        raise ServiceError(403, "bad_link", _("this link is not valid (or has expired)")) from None
+    if not isinstance(data, dict) or data != {"g": game_id, "h": game.admin_token_hash[:16]}:
+        raise ServiceError(403, "bad_link", _("this link is not valid for this game"))
+    invited = confirm_game(game_id) if request.method == "POST" else 0
+    game = get_game(game_id)
+    players = len(seats_of(game_id))
+    return render_template("confirm.html", game=game, players=players, invited=invited)
+
+
+def _fingerprint(token: str) -> str:
+    """What an operator's session keeps of the operator token (never the token)."""
+    return hashlib.sha256(f"operator:{token}".encode()).hexdigest()
+
+
+def _operator_allowed() -> bool:
+    """The operator token in ``Authorization: Bearer`` or in a signed-in session (compared in
+    constant time); without it, only the embedded default serving on loopback with no proxy
+    trusted (behind a proxy on the same host every request comes from loopback)."""
+    config = current_app.config
+    token = config["OPERATOR_TOKEN"]
+    if token:
+        scheme, _space, presented = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            presented.strip().encode(), token.encode()
+        ):
+            return True
+        kept = session.get("operator")
+        if isinstance(kept, str) and hmac.compare_digest(
+            kept.encode(), _fingerprint(token).encode()
+        ):
+            return True
+    if not config.get("EMBEDDED") or config.get("TRUSTED_PROXIES"):
+        return False
+    try:
+        return ipaddress.ip_address(request.remote_addr or "").is_loopback
     except ValueError:
         return False
 
 
 @bp.get("/operator/mail")
 def operator_mail():
-    """The local outbox (no SMTP configured): for the operator on this machine only."""
+    """The local outbox (no SMTP configured): for the operator only (``_operator_allowed``).
+    Raises ``ServiceError`` 403."""
     if not _operator_allowed():
-        abort(403, "the mail outbox is for the operator on this machine")
+        raise ServiceError(
+            403,
+            "not_operator",
+            _(
+                "The mail outbox is for the operator of this server: sign in with the operator"
+                " token at %(url)s.",
+                url=url_for("links.operator_sign_in"),
+            ),
+        )
     mails = (
         db.session.execute(select(OutboxMail).order_by(OutboxMail.id.desc()).limit(200))
         .scalars()
@@ -111,6 +177,20 @@ def operator_mail():
         body = message.get_body(("plain",))
         shown.append((mail, body.get_content() if body is not None else mail.message))
     return render_template("operator_mail.html", mails=shown)
+
+
+@bp.route("/operator/sign-in", methods=["GET", "POST"])
+def operator_sign_in():
+    """A form that posts the operator token (``OPERATOR_TOKEN``); right, the session is the
+    operator's until the token changes. Raises ``ServiceError`` 403 for a wrong token."""
+    if request.method == "POST":
+        token = current_app.config["OPERATOR_TOKEN"]
+        given = request.form.get("token", "")
+        if not token or not hmac.compare_digest(given.encode(), token.encode()):
+            raise ServiceError(403, "bad_token", _("That is not the operator token."))
+        session["operator"] = _fingerprint(token)
+        return redirect(url_for("links.operator_mail"), code=303)
+    return render_template("operator_sign_in.html")
 
 
 def register(app: Flask) -> None:

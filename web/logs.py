@@ -37,7 +37,13 @@ from werkzeug.wsgi import ClosingIterator
 # Paths whose next segment is a secret (a seat or admin token, a signed mail link). ``*`` stands
 # for one path segment (the game id). A new secret-link route adds its prefix here; the tests
 # check that every route with a ``token`` or ``signed`` argument is covered.
-SECRET_PATH_PREFIXES: tuple[str, ...] = ("/g/*/s/", "/g/*/admin/", "/g/*/m/", "/u/*/")
+SECRET_PATH_PREFIXES: tuple[str, ...] = (
+    "/g/*/s/",
+    "/g/*/admin/",
+    "/g/*/m/",
+    "/g/*/confirm/",
+    "/u/*/",
+)
 SECRET_ARGUMENTS = ("token", "signed")  # route arguments that hold a secret
 SECRET_QUERY_NAMES = ("token", "operator_token")  # ?token=… in a logged URL
 SECRET_HEADERS = (

@@ -148,7 +148,10 @@ class Deadline(db.Model):
 
 class Notification(db.Model):
     """An outbox row: something a seat should hear about (web inbox and email). ``urgent`` rows
-    need an answer and are mailed at once; the others may be batched."""
+    need an answer and are mailed at once; the others may be batched.
+
+    A row with ``to_email`` is mail to that address rather than to a seat (``seat_index`` -1):
+    the organiser's confirmation mail, the notice to a seat's old address. No inbox shows it."""
 
     __tablename__ = "notifications"
     __table_args__ = (Index("ix_notifications_seat", "game_id", "seat_index", "id"),)
@@ -168,6 +171,7 @@ class Notification(db.Model):
     )  # pending|sent|skipped|failed
     emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    to_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
 
 
 class OutboxMail(db.Model):

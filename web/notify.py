@@ -4,6 +4,10 @@ the events. Rows carry only what their seat may see (A8).
 Kinds: ``invited``; needing an answer (``urgent``): ``your_turn``, ``place_marker``,
 ``discard``, ``stop``, ``last_call``, ``offer``; news: ``deal_opened``, ``agreement``,
 ``boss_changed``, ``deal_closed``, ``deal_failed``, ``game_over``.
+
+Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
+``organiser`` (confirm the game; the admin link) and ``email_changed`` (to a seat's old
+address).
 """
 
 from __future__ import annotations
@@ -56,6 +60,31 @@ def invitation(
     seat only)."""
     text = f"You are invited to play I'm the Boss! as {name}"
     return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
+
+
+def organiser_confirmation(
+    game_id: str, to: str, admin_link: str, players: int, locale: str, at: datetime
+) -> dict[str, Any]:
+    """The mail to the organiser of a game made through the pages or the API: the link to
+    confirm their address (signed when the mail is composed) and the admin link (``link``,
+    dropped from the row once mailed). The address is nobody's confirmed one yet, so the row
+    holds nothing the creator chose but the count of players."""
+    text = "Confirm your game to send its invitations"
+    body = {"link": admin_link, "players": players, "locale": locale}
+    row = _row(game_id, -1, "organiser", "confirm", text, True, 0, at, **body)
+    return {**row, "to_email": to}
+
+
+def email_changed(
+    game_id: str, seat: int, name: str, old: str, locale: str, at: datetime, seq: int
+) -> dict[str, Any]:
+    """The notice to a seat's old address ``old`` that the organiser moved the seat ``name``
+    to another address (the new one is not told)."""
+    key = f"{seat}:{at.isoformat()}"
+    text = f"The email address of your seat {name} was changed"
+    body = {"for_seat": seat, "name": name, "locale": locale}
+    row = _row(game_id, -1, "email_changed", key, text, True, seq, at, **body)
+    return {**row, "to_email": old}
 
 
 def notifications_for(

@@ -4,8 +4,9 @@ and its live fragment, the action endpoint, negotiations, history, inbox, settin
 Every page shows a seat only what ``imtheboss.engine.views.view`` and ``redact_event`` give that
 seat (A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
 action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.service.submit``. Tokens
-are never logged nor shown again after sign-in (the organiser sees a seat's new link once, after a
-resend).
+are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
+organiser (a resent invitation goes to the seat's address only). Abuse limits:
+``imtheboss.web.limits``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from zoneinfo import available_timezones
 from flask import (
     Blueprint,
     Flask,
-    current_app,
     flash,
     get_flashed_messages,
     redirect,
@@ -43,6 +43,7 @@ from imtheboss.engine.views import legal_commands, view
 from imtheboss.web import LANGUAGES, display
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
+from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import (
     ServiceError,
@@ -119,7 +120,9 @@ def home() -> str:
 
 @bp.route("/new", methods=["GET", "POST"])
 def new_game() -> Any:
-    """Create a game: players, windows (A1), variants, R3.5, R7.1 and the board (R1.4)."""
+    """Create a game: players, windows (A1), variants, R3.5, R7.1 and the board (R1.4). It
+    waits for the organiser to confirm their address (``create_game(confirmed=False)``): the
+    page says where the confirm link went; the admin link goes by mail only."""
     form = NewGameForm()
     errors: list[str] = []
     if request.method == "POST":
@@ -127,31 +130,33 @@ def new_game() -> Any:
             try:
                 players = form.player_rows()
                 board = _board_from(form)
-                created = create_game(
-                    form.title.data or "",
-                    players,
-                    {
-                        "variants": list(form.variants.data or []),
-                        "must_roll_after_close": bool(form.must_roll_after_close.data),
-                        "open_money": bool(form.open_money.data),
-                        "windows": form.window_seconds(),
-                    },
-                    board=board,
-                    creator_email=form.creator_email.data or "",
-                )
+                with spending("invitations", client_address(), cost=len(players)):
+                    created = create_game(
+                        form.title.data or "",
+                        players,
+                        {
+                            "variants": list(form.variants.data or []),
+                            "must_roll_after_close": bool(form.must_roll_after_close.data),
+                            "open_money": bool(form.open_money.data),
+                            "windows": form.window_seconds(),
+                        },
+                        board=board,
+                        creator_email=form.creator_email.data or "",
+                        confirmed=False,
+                    )
             except ValueError as exc:
                 errors.append(str(exc))
+            except TooMany:
+                raise
             except ServiceError as exc:
                 errors.append(exc.message)
             else:
                 remember_admin(created.game_id)
-                base = current_app.config["BASE_URL"].rstrip("/")
-                admin_link = f"{base}/g/{created.game_id}/admin/{created.admin_token}"
                 return render_template(
                     "created.html",
                     gid=created.game_id,
                     title=form.title.data or "I'm the Boss!",
-                    admin_link=admin_link,
+                    organiser=(form.creator_email.data or "").strip(),
                     players=players,
                 )
         else:
@@ -451,7 +456,8 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
-        result = submit(gid, seat, command, request.form.get("key", ""))
+        with chat_spending(gid, seat, command):
+            result = submit(gid, seat, command, request.form.get("key", ""))
     except ServiceError as exc:
         if _htmx() and exc.status in (400, 409):
             ctx = _live_context(get_game(gid), seat, is_admin(gid))
@@ -697,20 +703,23 @@ def admin_resume(gid: str) -> Response:
 
 @bp.post("/g/<gid>/admin/seat/<int:index>/email")
 def admin_email(gid: str, index: int) -> Response:
-    """Fix a seat's email address."""
+    """Fix a seat's email address; the old address is told (a mail, counted as an
+    invitation by the abuse limits)."""
     _admin_only(gid)
-    set_seat_email(gid, index, request.form.get("email", ""))
+    with spending("invitations", client_address()):
+        set_seat_email(gid, index, request.form.get("email", ""))
     flash(_("Email address of seat %(n)d saved.", n=index + 1))
     return redirect(url_for("pages.admin_page", gid=gid), 303)
 
 
 @bp.post("/g/<gid>/admin/seat/<int:index>/resend")
 def admin_resend(gid: str, index: int) -> str:
-    """Give the seat a new secret link (the old one stops working), queue a new invitation,
-    and show the new link to the organiser so they can pass it on by hand."""
+    """Give the seat a new secret link (the old one stops working) and mail it in a new
+    invitation to the seat's address; the page says where it went and never shows the link."""
     game = _admin_only(gid)
-    link = resend_invitation(gid, index)
+    with spending("invitations", client_address()):
+        sent_to = resend_invitation(gid, index)
     seat = _seat_row(gid, index)
     ctx = _frame(game, current_seat(gid), True)
-    ctx.update(link=link, target=seat)
+    ctx.update(sent_to=sent_to, target=seat)
     return render_template("admin_resend.html", **ctx)

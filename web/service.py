@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import current_app
+from flask import current_app, has_request_context
+from flask_babel import get_locale
+from flask_babel import gettext as _
 from imtheboss.engine.board import Board, BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
@@ -34,7 +36,12 @@ from imtheboss.engine.state import (
     state_to_json,
 )
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from imtheboss.web.notify import invitation, notifications_for
+from imtheboss.web.notify import (
+    email_changed,
+    invitation,
+    notifications_for,
+    organiser_confirmation,
+)
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -90,7 +97,9 @@ def new_token() -> str:
 
 @dataclass
 class CreatedGame:
-    """What ``create_game`` returns: the game id and the secrets to mail (never stored)."""
+    """What ``create_game`` returns: the game id and the secrets to mail (never stored);
+    ``seat_tokens`` is empty for a game that waits for its organiser's confirmation (the seats'
+    links are made when it is confirmed)."""
 
     game_id: str
     seat_tokens: list[str]
@@ -104,28 +113,36 @@ def create_game(
     board: str | list | dict | Board | None = None,
     creator_email: str = "",
     seed: int | str | None = None,
+    *,
+    confirmed: bool = True,
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
-    (``Options.from_json`` form) and ``board`` (``"default"``, a board file's JSON, or a
-    ``Board``). Raises ``ServiceError`` 400 for bad settings."""
-    if board not in (None, "default") and not isinstance(board, list | dict | Board):
-        # never a path: a string from a form or an upload must not read files on the server
-        raise ServiceError(400, "bad_settings", 'a board is "default" or a board file\'s JSON')
-    try:
-        opts = Options.from_json(options)
-        the_board = default_board() if board in (None, "default") else load_board(board)
-    except (OptionsError, BoardError) as exc:
-        raise ServiceError(400, "bad_settings", str(exc)) from None
-    except RecursionError:
-        raise ServiceError(400, "bad_settings", "the board file is nested too deeply") from None
-    names = [n.strip() for n, _ in players]
-    emails = [e.strip() for _, e in players]
+    (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
+    ``board`` (``"default"``, a board file's JSON, or a ``Board``). Raises ``ServiceError`` 400
+    for bad settings; nothing is written then.
+
+    ``confirmed=False`` (the pages and the API: anyone may create a game) makes a game that
+    waits for its organiser: ``creator_email`` is required, the only mail written is the one to
+    that address with the confirm link and the admin link, and the game has no event, window
+    nor invitation until ``confirm_game``. Trusted callers (tests, benchmarks, scripts) keep
+    the default and get a running game whose invitations are written at once."""
+    opts, the_board = _settings_of(options, board)
+    names = [name.strip() for name, _email in players]
+    emails = [email.strip() for _name, email in players]
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
     if not all(valid_email(e) for e in emails):
         raise ServiceError(400, "bad_settings", "every player needs one plain email address")
+    creator_email = (creator_email or "").strip()
+    if not confirmed and not valid_email(creator_email):
+        raise ServiceError(
+            400,
+            "bad_settings",
+            _("the organiser's email address is needed: the game starts once you confirm it"),
+        )
     title = CONTROL.sub(" ", title or "").strip()[:120] or "I'm the Boss!"
     now = now_utc()
+    chosen_seed = seed
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
         events = new_game(names, opts, the_board, seed, now)
@@ -133,17 +150,20 @@ def create_game(
         raise ServiceError(400, "bad_settings", str(exc)) from None
     game_id = secrets.token_urlsafe(9)
     admin_token = new_token()
-    seat_tokens = [new_token() for _ in names]
+    seat_tokens = [new_token() for _name in names]
+    settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
+    if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
+        settings["start"] = {"board": the_board.to_dict(), "seed": chosen_seed}
     game = Game(
         id=game_id,
         title=title,
         created_at=now,
-        status="active",
-        settings={"options": opts.to_json(), "board": the_board.name},
+        status="active" if confirmed else "unconfirmed",
+        settings=settings,
         engine_version=ENGINE_VERSION,
         last_seq=0,
         admin_token_hash=hash_token(admin_token),
-        creator_email=creator_email.strip()[:254],
+        creator_email=creator_email[:254],
     )
     db.session.add(game)
     for i, (name, email) in enumerate(zip(names, emails, strict=True)):
@@ -157,13 +177,95 @@ def create_game(
             )
         )
     db.session.flush()
-    state = replay(events)
     base = current_app.config["BASE_URL"].rstrip("/")
-    links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
-    _append(game, None, events, state, None, now, links)
+    if confirmed:
+        links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
+        _append(game, None, events, replay(events), None, now, links)
+    else:
+        admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
+        row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
+        db.session.add(Notification(**row))
+        seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
     _after_commit(game_id)
     return CreatedGame(game_id, seat_tokens, admin_token)
+
+
+def _settings_of(
+    options: dict[str, Any] | None, board: str | list | dict | Board | None
+) -> tuple[Options, Board]:
+    """The options and the board of a new game. Raises ``ServiceError`` 400."""
+    if board not in (None, "default") and not isinstance(board, list | dict | Board):
+        # never a path: a string from a form or an upload must not read files on the server
+        raise ServiceError(400, "bad_settings", 'a board is "default" or a board file\'s JSON')
+    try:
+        opts = Options.from_json(options)
+        the_board = default_board() if board in (None, "default") else load_board(board)
+    except (OptionsError, BoardError) as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    except RecursionError:
+        raise ServiceError(400, "bad_settings", "the board file is nested too deeply") from None
+    least = int(current_app.config["MIN_WINDOW_SECONDS"])
+    if min(opts.windows.values()) < least:
+        raise ServiceError(
+            400,
+            "bad_settings",
+            _("every window must last at least %(num)d seconds", num=least),
+            "A1",
+        )
+    return opts, the_board
+
+
+def _locale() -> str:
+    """The language of the request (the organiser's mail is written in it), else English."""
+    if has_request_context():
+        return str(get_locale() or "en")
+    return "en"
+
+
+def confirm_game(game_id: str) -> int:
+    """The organiser confirmed their address: the game starts now (its first events are dated
+    now, so its windows run from now) and every seat is invited with a fresh secret link.
+    Returns the number of invitations written; 0 when the game was confirmed before (nothing
+    changes). Raises ``ServiceError`` 404."""
+    game = get_game(game_id, lock=True)
+    if game.status != "unconfirmed":
+        db.session.rollback()
+        return 0
+    settings = dict(game.settings)
+    start = settings.pop("start")
+    seats = seats_of(game_id)
+    now = now_utc()
+    seed = secrets.token_hex(16) if start.get("seed") is None else start["seed"]
+    opts = Options.from_json(settings["options"])
+    events = new_game([s.name for s in seats], opts, load_board(start["board"]), seed, now)
+    base = current_app.config["BASE_URL"].rstrip("/")
+    links = []
+    for seat in seats:
+        token = new_token()
+        seat.token_hash = hash_token(token)
+        links.append(f"{base}/g/{game_id}/s/{token}")
+    game.settings = settings
+    game.status = "active"
+    _append(game, None, events, replay(events), None, now, links)
+    db.session.commit()
+    _after_commit(game_id)
+    return len(seats)
+
+
+def require_confirmed(game: Game) -> None:
+    """Raises ``ServiceError`` 409 while ``game`` waits for its organiser's confirmation (the
+    transaction rolled back)."""
+    if game.status == "unconfirmed":
+        db.session.rollback()
+        raise ServiceError(
+            409,
+            "unconfirmed",
+            _(
+                "This game starts once its organiser confirms their email address, by the link"
+                " in the mail sent to it."
+            ),
+        )
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -185,7 +287,9 @@ def load_state(game: Game) -> GameState:
     while others commit: the snapshot plus the events after it (at most ``SNAPSHOT_EVERY``), so
     loading does not slow down as a game grows. A snapshot this engine refuses
     (``SnapshotError``: written before a format change or by other engine code) is ignored and
-    the whole log replayed; the next write (``submit``) stores a current one."""
+    the whole log replayed; the next write (``submit``) stores a current one. Raises
+    ``ServiceError`` 409 for a game that waits for its organiser (it has no state yet)."""
+    require_confirmed(game)
     if game.snapshot is not None:
         try:
             state = state_from_json(game.snapshot)
@@ -442,9 +546,10 @@ def seats_of(game_id: str) -> list[Seat]:
 def set_status(game_id: str, status: str) -> None:
     """Pause or resume a game (admin). While paused nothing is taken and no window times out;
     on resume every open deadline moves later by the time the game was paused (an ``extend``
-    command in the log). Raises ``ServiceError`` 409 for a game that is over, 400 for a bad
-    status."""
+    command in the log). Raises ``ServiceError`` 409 for a game that is over or not confirmed
+    yet, 400 for a bad status."""
     game = get_game(game_id, lock=True)
+    require_confirmed(game)
     if game.status == "over":
         db.session.rollback()
         raise ServiceError(409, "game_over", "the game is over")
@@ -489,14 +594,12 @@ def mark_seen(game_id: str, seat: int, seq: int) -> None:
 
 def resend_invitation(game_id: str, seat_index: int) -> str:
     """Admin: give the seat a new secret link (the old one stops working) and queue a new
-    invitation to its email. Returns the new link. Raises ``ServiceError`` 404."""
+    invitation holding it to the seat's email address, and to nobody else: the organiser never
+    sees it. Returns that address. Raises ``ServiceError`` 404, or 409 before the game is
+    confirmed."""
     game = get_game(game_id, lock=True)
-    seat = db.session.execute(
-        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
-    ).scalar_one_or_none()
-    if seat is None:
-        db.session.rollback()
-        raise ServiceError(404, "no_seat", "there is no such seat")
+    require_confirmed(game)
+    seat = _seat_of(game_id, seat_index)
     token = new_token()
     seat.token_hash = hash_token(token)
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
@@ -508,19 +611,42 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     )
     db.session.commit()
     _after_commit(game_id)
-    return link
+    return seat.email
 
 
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
-    """Admin: fix a seat's email address. Raises ``ServiceError`` 400/404."""
+    """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
+    whom to ask), so a seat is never moved to another address unheard. Raises
+    ``ServiceError`` 400/404, or 409 before the game is confirmed."""
     email = (email or "").strip()
     if not valid_email(email):
         raise ServiceError(400, "bad_email", "that is not an email address")
-    get_game(game_id)
+    game = get_game(game_id, lock=True)
+    require_confirmed(game)
+    seat = _seat_of(game_id, seat_index)
+    old = seat.email
+    if email == old:
+        db.session.rollback()
+        return
+    seat.email = email
+    now = now_utc()
+    db.session.add(
+        Notification(
+            **email_changed(
+                game_id, seat_index, seat.name, old, seat.locale or "en", now, game.last_seq
+            )
+        )
+    )
+    db.session.commit()
+    _after_commit(game_id)
+
+
+def _seat_of(game_id: str, seat_index: int) -> Seat:
+    """The seat row (for a change). Raises ``ServiceError`` 404 (the transaction rolled back)."""
     seat = db.session.execute(
         select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
     ).scalar_one_or_none()
     if seat is None:
+        db.session.rollback()
         raise ServiceError(404, "no_seat", "there is no such seat")
-    seat.email = email
-    db.session.commit()
+    return seat

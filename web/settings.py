@@ -66,8 +66,30 @@ class Settings(BaseSettings):
 
     # -- operator and abuse limits
     operator_token: str = ""
-    min_window_seconds: int = Field(60, ge=1)
+    min_window_seconds: int = Field(60, ge=1)  # the shortest window (A1) a game may have
     ratelimit_enabled: bool = True
+    # Limits in Flask-Limiter's notation ("10 per hour; 20 per day"), by client address unless
+    # said otherwise (imtheboss.web.limits).
+    ratelimit_new_games: str = "10 per hour; 20 per day"  # games made (/new, POST /api/games)
+    ratelimit_invitations: str = "100 per day"  # invitations asked for: one per player
+    ratelimit_chat: str = "10 per minute; 300 per day"  # chat messages taken, per seat
+    ratelimit_bad_secrets: str = "30 per hour; 100 per day"  # wrong links and tokens
+
+    @field_validator(
+        "ratelimit_new_games", "ratelimit_invitations", "ratelimit_chat", "ratelimit_bad_secrets"
+    )
+    @classmethod
+    def _limit_notation(cls, value: str) -> str:
+        from limits import parse_many
+
+        try:
+            if not parse_many(value):
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f'{value!r} is not a limit such as "10 per hour; 20 per day"'
+            ) from None
+        return value
 
     @field_validator("base_url")
     @classmethod

@@ -20,13 +20,14 @@ from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
-from imtheboss.web.links import seat_link, unsubscribe_link
+from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, OutboxMail, Seat, db
 from imtheboss.web.service import now_utc
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
+LOCALES = ("en", "zh_Hans", "zh_Hant")
 
 SUBJECTS = {
     "invited": _l("you are invited"),
@@ -56,10 +57,14 @@ def local_time(at: datetime, zone: str) -> str:
     return local.strftime("%a %-d %b %H:%M ") + (local.tzname() or "")
 
 
-def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
+def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
-    language (its settings; event lines from the engine stay English)."""
-    g.locale = seat.locale if seat.locale in ("en", "zh_Hans", "zh_Hant") else "en"
+    language (its settings; event lines from the engine stay English). A row to an explicit
+    address (``to_email``; ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``."""
+    if rows[0].to_email:
+        return compose_addressed(game, rows[0])
+    assert seat is not None
+    g.locale = seat.locale if seat.locale in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
     until = None
@@ -87,16 +92,55 @@ def compose(game: Game, seat: Seat, rows: list[Notification]) -> EmailMessage:
         "unsubscribe": unsubscribe,
         "base": base,
     }
+    msg = _message(subject, seat.email)
+    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    _parts(msg, "email/notification", context)
+    return msg
+
+
+def _message(subject: str, to: str) -> EmailMessage:
+    """A message with the headers every email has: Subject, From, To, Date, Message-ID."""
     msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
     msg["From"] = current_app.config["MAIL_FROM"]
-    msg["To"] = seat.email
+    msg["To"] = to
     msg["Date"] = format_datetime(now_utc())
     msg["Message-ID"] = make_msgid(domain=current_app.config["MAIL_DOMAIN"])
-    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
-    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    msg.set_content(render_template("email/notification.txt", **context))
-    msg.add_alternative(render_template("email/notification.html", **context), subtype="html")
+    return msg
+
+
+def _parts(msg: EmailMessage, template: str, context: dict) -> None:
+    """The plain-text and HTML parts from ``template`` + ``.txt`` / ``.html``."""
+    msg.set_content(render_template(f"{template}.txt", **context))
+    msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
+
+
+def compose_addressed(game: Game, row: Notification) -> EmailMessage:
+    """The email of a row to an explicit address (``row.to_email``), in the row's language:
+    ``organiser``: the confirm link and the admin link; nothing the creator chose (not the
+    title, not the names), since nobody has confirmed that address yet. ``email_changed``: the
+    notice to a seat's old address (what changed, whom to ask), with no way into the seat.
+    Raises ``ValueError`` for another kind."""
+    g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
+    base = current_app.config["BASE_URL"].rstrip("/")
+    if row.kind == "organiser":
+        subject = _("[I'm the Boss!] confirm your game to send its invitations")
+        context = {
+            "confirm": confirm_link(game),
+            "admin": row.body.get("link", ""),
+            "players": int(row.body.get("players", 0)),
+            "base": base,
+        }
+    elif row.kind == "email_changed":
+        subject = _(
+            "[I'm the Boss!] %(title)s: your seat's email address was changed", title=game.title
+        )
+        context = {"game": game, "name": row.body.get("name", ""), "base": base}
+    else:
+        raise ValueError(f"no mail for a {row.kind!r} row to an address")
+    msg = _message(subject, row.to_email or "")
+    _parts(msg, f"email/{row.kind}", context)
     return msg
 
 

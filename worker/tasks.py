@@ -222,7 +222,7 @@ def _requeue_mail(now) -> int:
     digests). The database drives retries, so an SMTP outage never piles up tasks."""
     rows = db.session.execute(
         select(Notification, Seat.notify)
-        .join(
+        .outerjoin(  # rows to an explicit address (to_email) have no seat
             Seat,
             (Seat.game_id == Notification.game_id) & (Seat.seat_index == Notification.seat_index),
         )
@@ -287,9 +287,9 @@ def deliver(notification_id: int) -> str:
     if row.attempts and row.emailed_at and row.emailed_at + backoff(row.attempts) > now_utc():
         db.session.rollback()  # failed lately: the sweep retries once the backoff has run
         return "backoff"
-    seat = _seat(row.game_id, row.seat_index)
+    seat = None if row.to_email else _seat(row.game_id, row.seat_index)
     game = get_game(row.game_id)
-    if seat is None or not _wants(seat, row):
+    if not row.to_email and (seat is None or not _wants(seat, row)):
         row.email_state = "skipped"
         db.session.commit()
         return "skipped"
@@ -314,8 +314,8 @@ def deliver(notification_id: int) -> str:
         return "failed"
     row.email_state = "sent"
     row.emailed_at = now_utc()
-    if row.kind == "invited":
-        row.body = {k: v for k, v in row.body.items() if k != "link"}  # the secret leaves the DB
+    if "link" in row.body:  # an invitation's or the organiser's secret link leaves the DB
+        row.body = {k: v for k, v in row.body.items() if k != "link"}
     db.session.commit()
     return "sent"
 

@@ -6,7 +6,8 @@
   creates and drops);
 - an aiosmtpd SMTP server in this process receives every email.
 
-The organiser creates the game on the real ``/new`` page (short game, V7; windows of seconds). Each
+The organiser creates the game on the real ``/new`` page (short game, V7; windows of seconds) and
+confirms it by the link mailed to them, which sends the invitations. Each
 seat then acts only through links found in the emails it received: it opens the link of its latest
 email (of the email about that very window when it owes an answer: its turn, a stop window, the last
 call, a discard) with its own ``requests.Session``, reads the game page it lands on and submits one
@@ -41,6 +42,7 @@ import pytest
 import requests
 from helpers_db import own_database
 from helpers_e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
+from helpers_organiser import confirm, confirm_link
 from helpers_redis import own_redis_db
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
@@ -60,6 +62,7 @@ SECRET = "e2e-play-by-email-secret"
 TITLE = "Mail game"
 NAMES = ["Ann", "Ben", "Cat", "Dan", "Eve"]
 EMAILS = [f"seat{i}@e2e.test" for i in range(5)]
+ORGANISER = "organiser@e2e.test"
 WINDOWS = {"turn": 3, "stop": 2, "last_call": 2, "negotiation": 6}  # seconds
 SILENT = (3, 4)  # seats that answer nothing at first: until both were marked away (A6) and
 SILENT_DEALS = 3  # this many deals have ended (of the 7 or more of a short game, V7); at most
@@ -134,6 +137,8 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
                 MAIL_RETRY_MAX_SECONDS="2",
                 BEAT_SCHEDULE_FILE=str(tmp_path / "celerybeat-schedule"),
                 IMTHEBOSS_INSTANCE=str(tmp_path),  # nothing of this test in the repository
+                MIN_WINDOW_SECONDS="1",  # the windows of this test last seconds
+                RATELIMIT_ENABLED="0",
             )
             py = sys.executable
             worker = Process(
@@ -428,7 +433,9 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
 
     # -- let the mail settle: every notification sent (or skipped: the seat had looked) ----
     wait_for(lambda: _all_mailed(stack), 30, what="the last emails")
-    mails = stack.mailbox.all()
+    everything = stack.mailbox.all()
+    mails = [m for m in everything if m.to in EMAILS]  # the players' (the organiser had one)
+    assert [m.to for m in everything if m not in mails] == [ORGANISER]
 
     with stack.app.app_context():
         events = load_events(gid)
@@ -482,9 +489,9 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
 
     # -- mail scanners: GET and HEAD on every link in every email change nothing -----------
     before = _db_snapshot(stack, gid)
-    count = len(mails)
+    count = len(everything)
     links = sorted(
-        {urldefrag(x).url for m in mails for x in m.links}
+        {urldefrag(x).url for m in everything for x in m.links}  # the organiser's links too
         | {
             urldefrag(x).url
             for m in mails
@@ -539,12 +546,17 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
 
 def _create_game(stack: Stack) -> str:
     """The organiser fills in the real ``/new`` page: five players, windows of seconds (in
-    hours, as the form takes them), the short game (V7), the default board."""
+    hours, as the form takes them), the short game (V7), the default board; then confirms
+    their address by the link in the one mail they get."""
     organiser = requests.Session()
     page = organiser.get(f"{stack.base}/new", timeout=HTTP_TIMEOUT)
     assert page.status_code == 200
     form = next(f for f in page_forms(page.text) if "csrf_token" in f.hidden)
-    data: list[tuple[str, str]] = [("csrf_token", form.hidden["csrf_token"]), ("title", TITLE)]
+    data: list[tuple[str, str]] = [
+        ("csrf_token", form.hidden["csrf_token"]),
+        ("title", TITLE),
+        ("creator_email", ORGANISER),
+    ]
     for i, (name, address) in enumerate(zip(NAMES, EMAILS, strict=True)):
         assert f"players-{i}-name" in form.inputs
         data += [(f"players-{i}-name", name), (f"players-{i}-email", address)]
@@ -561,6 +573,9 @@ def _create_game(stack: Stack) -> str:
         assert game.settings["options"]["windows"] == WINDOWS
         assert game.settings["options"]["variants"] == ["V7"]
         db.session.remove()
+    (mail,) = wait_for(lambda: stack.mailbox.to(ORGANISER), 30, what="the organiser's mail")
+    assert not any(stack.mailbox.to(e) for e in EMAILS)  # nobody is invited before that
+    confirm(organiser, confirm_link(mail.text, gid))
     return gid
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from helpers_organiser import confirm, confirm_link
 from helpers_wait import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,13 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     env = {
         k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SMTP_HOST")
     }
-    env.update(IMTHEBOSS_INSTANCE=str(tmp_path), SWEEP_SECONDS="1", BATCH_DELAY_SECONDS="1")
+    env.update(
+        IMTHEBOSS_INSTANCE=str(tmp_path),
+        SWEEP_SECONDS="1",
+        BATCH_DELAY_SECONDS="1",
+        MIN_WINDOW_SECONDS="1",  # the windows of this test last seconds
+        RATELIMIT_ENABLED="0",
+    )
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [str(ROOT / "dev"), "serve", "--port", str(port)],
@@ -59,14 +66,33 @@ def test_dev_serve_times_out_windows_and_keeps_mail_locally(served) -> None:
     base, instance = served
     players = [{"name": n, "email": f"{n.lower()}@example.org"} for n in ("Amy", "Bill", "Carla")]
     windows = {"turn": 2, "stop": 2, "last_call": 2, "negotiation": 3}
+    organiser = "organiser@example.org"
     answer = requests.post(
         base + "/api/games",
-        json={"title": "Embedded", "players": players, "options": {"windows": windows}},
+        json={
+            "title": "Embedded",
+            "players": players,
+            "options": {"windows": windows},
+            "creator_email": organiser,
+        },
         timeout=10,
     )
     assert answer.status_code == 201, answer.text
     game_id = answer.json()["game_id"]
     database = instance / "imtheboss.sqlite3"
+    # The organiser's mail waits in the local outbox (open on loopback to the embedded default);
+    # confirming its link starts the game.
+    page = wait_for(
+        lambda: (
+            (page := requests.get(base + "/operator/mail", timeout=5)).ok
+            and f"/g/{game_id}/confirm/" in page.text
+            and page.text
+        ),
+        30,
+        what="the organiser's mail in the local outbox",
+    )
+    assert organiser in page and not any(p["email"] in page for p in players)
+    confirm(requests.Session(), confirm_link(page, game_id))
 
     def timeouts() -> int:
         with sqlite3.connect(database) as conn:

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from helpers_api import NAMES, Api, fill, find_deal_plan
+from helpers_organiser import confirm, confirm_link, mail_text
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.models import EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 
 PLAYERS = [{"name": n, "email": f"{n.lower()}@example.org"} for n in NAMES[:3]]
@@ -59,11 +61,23 @@ def _invitations(app, game_id: str) -> dict[int, str]:
 
 def test_create_answers_only_the_game_and_the_admin_token(app, client) -> None:
     response = client.post(
-        "/api/games", json={"title": "Friday", "players": PLAYERS, "options": {"variants": ["V4"]}}
+        "/api/games",
+        json={
+            "title": "Friday",
+            "players": PLAYERS,
+            "options": {"variants": ["V4"]},
+            "creator_email": "org@example.org",
+        },
     )
     body = _ok(response)
-    assert set(body) == {"game_id", "admin_token"}
+    assert set(body) == {"game_id", "admin_token", "status"}
+    assert body["status"] == "unconfirmed"
     gid = body["game_id"]
+    assert _invitations(app, gid) == {}  # nobody is invited before the organiser confirms
+    with app.app_context():
+        (row,) = db.session.execute(select(Notification)).scalars()
+        text = mail_text(compose(get_game(gid), None, [row]))
+    confirm(app.test_client(), confirm_link(text, gid))
     links = _invitations(app, gid)
     assert sorted(links) == [0, 1, 2]
     assert all(link.startswith(f"http://testserver/g/{gid}/s/") for link in links.values())

@@ -379,7 +379,7 @@ def _p(n: int) -> list[dict[str, str]]:
 
 
 def _create(w: World, **fields: Any) -> Any:
-    body = {"title": "t", "players": _p(3), **fields}
+    body = {"title": "t", "players": _p(3), "creator_email": "org@example.org", **fields}
     return w.client.post("/api/games", json={k: v for k, v in body.items() if v is not None})
 
 

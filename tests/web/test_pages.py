@@ -14,12 +14,14 @@ from urllib.parse import urlsplit
 
 import pytest
 from helpers_deal import NAMES, PLAYERS, find_setup
+from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import view
 from imtheboss.web.display import card_text
 from imtheboss.web.links import seat_link
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
+from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 
 # -- reading pages ---------------------------------------------------------------------------
@@ -57,12 +59,6 @@ def forms_of(html: str) -> list[dict[str, Any]]:
         raw = form["fields"].get("cmd")
         form["cmd"] = json.loads(raw) if raw else None
     return parser.forms
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html)
-    assert found, "the page has no CSRF token"
-    return found.group(1)
 
 
 def commands_on(client, gid: str) -> list[dict[str, Any]]:
@@ -121,35 +117,32 @@ def game(app):
 
 
 def test_create_a_game_through_the_form(app, client) -> None:
-    page = client.get("/new")
-    assert page.status_code == 200
-    data = {
-        "csrf_token": csrf_of(page.text),
-        "title": "Friday deals",
-        "creator_email": "org@example.org",
-        "turn_hours": "0.01",
-        "stop_hours": "6",
-        "last_call_hours": "12",
-        "negotiation_hours": "48",
-        "variants": ["V4", "V6"],
-        "open_money": "y",
-        "board_choice": "default",
-    }
-    for i, (name, email) in enumerate(PLAYERS):
-        data[f"players-{i}-name"] = name
-        data[f"players-{i}-email"] = email
+    data = new_game_form(
+        client,
+        PLAYERS,
+        title="Friday deals",
+        creator_email="org@example.org",
+        turn_hours="0.02",
+        variants=["V4", "V6"],
+        open_money="y",
+    )
     response = client.post("/new", data=data)
     assert response.status_code == 200, response.text[:3000]
-    link = re.search(r"http://testserver(/g/([\w-]+)/admin/[\w-]+)", response.text)
-    assert link, "the admin link is shown"
-    assert "/s/" not in response.text  # seat links only go by email
-    assert "bill@example.org" in response.text
+    assert "/s/" not in response.text and "/admin/" not in response.text  # links go by mail
+    assert "bill@example.org" in response.text and "org@example.org" in response.text
     with app.app_context():
         seats = db.session.execute(select(Seat).order_by(Seat.seat_index)).scalars().all()
         assert [s.name for s in seats] == NAMES
-        settings = get_game(link.group(2)).settings["options"]
-        assert settings["windows"]["turn"] == 36 and settings["variants"] == ["V4", "V6"]
+        gid = seats[0].game_id
+        settings = get_game(gid).settings["options"]
+        assert settings["windows"]["turn"] == 72 and settings["variants"] == ["V4", "V6"]
         assert settings["open_money"] is True
+        (mail,) = db.session.execute(select(Notification)).scalars()
+        text = mail_text(compose(get_game(gid), None, [mail]))
+    link = re.search(r"http://testserver(/g/([\w-]+)/admin/[\w-]+)", text)
+    assert link and link.group(2) == gid, "the admin link is mailed to the organiser"
+    confirm(client, confirm_link(text, gid))
+    with app.app_context():
         invited = db.session.execute(
             select(func.count()).where(Notification.kind == "invited")
         ).scalar_one()
@@ -163,20 +156,8 @@ def test_create_a_game_through_the_form(app, client) -> None:
 
 
 def test_new_game_form_errors_are_400_with_the_message(app, client) -> None:
-    page = client.get("/new")
-    base = {
-        "csrf_token": csrf_of(page.text),
-        "turn_hours": "24",
-        "stop_hours": "6",
-        "last_call_hours": "12",
-        "negotiation_hours": "48",
-        "players-0-name": "Amy",
-        "players-0-email": "amy@example.org",
-        "players-1-name": "Bill",
-        "players-1-email": "bill@example.org",
-        "players-2-name": "Carla",
-        "players-2-email": "carla@example.org",
-    }
+    base = new_game_form(client, PLAYERS, creator_email="org@example.org")
+    del base["board_choice"]
     bad_board = {**base, "board_choice": "upload"}
     bad_board["board_file"] = (__import__("io").BytesIO(b'{"spaces": [1, 2]}'), "board.json")
     response = client.post("/new", data=bad_board, content_type="multipart/form-data")
@@ -356,18 +337,29 @@ def test_admin_pause_makes_act_refuse(app, game) -> None:
     admin_token = csrf_of(admin.get(f"/g/{gid}/admin").text)
     assert post(admin, f"/g/{gid}/admin/resume", admin_token).status_code == 303
     assert clients[s.boss].post(form["action"], data=data).status_code == 303
-    # Fix an email; resend an invitation (the new link is shown; the old one stops working).
+    # Fix an email; resend an invitation (the new link goes to the seat's address, never to
+    # the organiser's page; the old one stops working).
     url = f"/g/{gid}/admin/seat/1"
     assert post(admin, f"{url}/email", admin_token, email="b2@example.org").status_code == 303
     assert post(admin, f"{url}/email", admin_token, email="nope").status_code == 400
     resent = post(admin, f"{url}/resend", admin_token)
     assert resent.status_code == 200
-    link = re.search(rf"http://testserver(/g/{gid}/s/[\w-]+)", resent.text)
-    assert link and "b2@example.org" in resent.text
+    assert f"/g/{gid}/s/" not in resent.text and "b2@example.org" in resent.text
     assert app.test_client().get(f"/g/{gid}/s/{created.seat_tokens[1]}").status_code == 403
     # the browser that signed in with the old link is signed out too
     assert clients[1].get(f"/g/{gid}").status_code == 403
-    assert app.test_client().get(link.group(1)).status_code == 303
+    with app.app_context():
+        newest = (
+            db.session.execute(
+                select(Notification)
+                .where(Notification.kind == "invited", Notification.seat_index == 1)
+                .order_by(Notification.id.desc())
+            )
+            .scalars()
+            .first()
+        )
+        link = urlsplit(newest.body["link"]).path
+    assert app.test_client().get(link).status_code == 303
 
 
 def test_language_switch_renders_chinese(app, game) -> None:

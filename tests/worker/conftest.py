@@ -12,7 +12,8 @@
   Redis database; ``quiet_app``: the same without tasks (nothing is enqueued after commit).
 
 The worker is another process, so it cannot use an injectable clock: tests use windows of a few
-seconds and wait with ``wait_for`` (bounded, polling), never a bare long sleep.
+seconds (``MIN_WINDOW_SECONDS`` lowered for them) and wait with ``wait_for`` (bounded,
+polling), never a bare long sleep. Abuse limits are off (``RATELIMIT_ENABLED``).
 
 ``IMTHEBOSS_TEST_PG`` and ``IMTHEBOSS_TEST_REDIS`` override the servers
 (``postgresql+psycopg://postgres@127.0.0.1``, ``redis://127.0.0.1:6379``).
@@ -48,6 +49,7 @@ BASE_URL = "http://testserver"
 SWEEP_SECONDS = 1
 BATCH_DELAY_SECONDS = 2
 RETRY_MAX_SECONDS = 3
+MIN_WINDOW_SECONDS = 1  # the tests' windows last seconds (the server's least is a minute)
 
 # -- PostgreSQL ------------------------------------------------------------------------------
 
@@ -254,6 +256,8 @@ def _worker_process(
         BEAT_SCHEDULE_FILE=str(folder / "celerybeat-schedule"),
         SECRET_KEY=SECRET,
         BASE_URL=BASE_URL,
+        MIN_WINDOW_SECONDS=str(MIN_WINDOW_SECONDS),
+        RATELIMIT_ENABLED="0",
     )
     process = WorkerProcess(env, folder / "worker.log", f"tests-{worker_id}")
     yield process
@@ -310,6 +314,8 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
         "SWEEP_SECONDS": str(SWEEP_SECONDS),
         "BATCH_DELAY_SECONDS": str(BATCH_DELAY_SECONDS),
         "MAIL_RETRY_MAX_SECONDS": str(RETRY_MAX_SECONDS),
+        "MIN_WINDOW_SECONDS": str(MIN_WINDOW_SECONDS),
+        "RATELIMIT_ENABLED": "0",
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
@@ -330,6 +336,8 @@ def _make_app(pg_url: str, tasks: bool):
             "TESTING": True,
             "BASE_URL": BASE_URL,
             "TASKS": tasks,
+            "MIN_WINDOW_SECONDS": MIN_WINDOW_SECONDS,
+            "RATELIMIT_ENABLED": False,
         }
     )
 
