@@ -310,6 +310,8 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
     if do == "play_family":
         return same(_("Play %(card)s from your hand", card=card_text(cmd["card"])))
     if do == "offer":
+        if "card" not in cmd:  # R4.5 with R4.3: a counter to terms for no card
+            return _("Counter the boss's terms for no card: ask for"), _("Counter")
         return _("Offer %(card)s for", card=card_text(cmd["card"])), _("Offer")
     if do == "propose":
         if cmd.get("card"):
@@ -467,6 +469,12 @@ class Row:
     window: dict[str, Any] | None = None
 
 
+def visible(event: Event, seat: int | None) -> bool:
+    """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
+    orders (A10) are not even a line there."""
+    return not (event.type == "orders_set" and event.by != seat)
+
+
 def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
     """An event for the page of ``seat``: describe()'s line (English, redacted per seat) plus an
     icon and a translated label."""
@@ -526,6 +534,8 @@ def negotiations(
     closed = 0
     for seq, at, event in records:
         t = event.type
+        if not visible(event, seat):
+            continue
         if t == "deal_opened":
             current = Negotiation(
                 number=len(out) + 1,

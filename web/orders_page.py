@@ -21,6 +21,7 @@ from imtheboss.engine.board import LETTERS
 from imtheboss.engine.orders import MAX_PRICE
 from imtheboss.engine.views import view
 from imtheboss.web import display
+from imtheboss.web.forms import SelectChoice
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import ServiceError, load_state, submit
 from werkzeug.wrappers import Response
@@ -30,23 +31,29 @@ from wtforms.validators import NumberRange, Optional, Regexp
 bp = Blueprint("orders", __name__)
 
 STOP = [
-    ("ask", _l("Ask me")),
-    ("unless_aimed", _l("Let it happen, unless it is aimed at me")),
-    ("allow", _l("Always let it happen")),
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice("unless_aimed", _l("Let it happen, unless it is aimed at me")),
+    SelectChoice("allow", _l("Always let it happen")),
 ]
 LAST_CALL = [
-    ("ask", _l("Ask me")),
-    ("unless_involved", _l("Pass, unless my investor card or an agreement of mine is in the deal")),
-    ("pass", _l("Always pass")),
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice(
+        "unless_involved",
+        _l("Pass, unless my investor card or an agreement of mine is in the deal"),
+    ),
+    SelectChoice("pass", _l("Always pass")),
 ]
 WHEN = [
-    ("never", _l("never")),
-    ("always", _l("always")),
-    ("needs_mine", _l("when the space needs one of my investor cards")),
-    ("fill2", _l("when I can fill 2 of its letters myself")),
-    ("fill3", _l("when I can fill 3 of its letters myself")),
+    SelectChoice("never", _l("never")),
+    SelectChoice("always", _l("always")),
+    SelectChoice("needs_mine", _l("when the space needs one of my investor cards")),
+    SelectChoice("fill2", _l("when I can fill 2 of its letters myself")),
+    SelectChoice("fill3", _l("when I can fill 3 of its letters myself")),
 ]
-TURN = [("ask", _l("Ask me")), ("premove", _l("Play it for me, as follows"))]
+TURN = [
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice("premove", _l("Play it for me, as follows")),
+]
 CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 
 

@@ -139,10 +139,13 @@ def new_game() -> Any:
                             "must_roll_after_close": bool(form.must_roll_after_close.data),
                             "open_money": bool(form.open_money.data),
                             "windows": form.window_seconds(),
+                            "proxy_hours": form.proxy_hours.data,
+                            "quiet_hours": bool(form.quiet_hours.data),
                         },
                         board=board,
                         creator_email=form.creator_email.data or "",
                         confirmed=False,
+                        starting_orders="recommended" if form.recommended_orders.data else "none",
                     )
             except ValueError as exc:
                 errors.append(str(exc))
@@ -330,6 +333,7 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     recent = [
         display.event_row(seq, at, ev, players, seat)
         for seq, at, ev in _records(game.id, newest=RECENT)
+        if display.visible(ev, seat)
     ]
     recent.reverse()
     space_of_deal = v["deal"]["space"] if v["deal"] else None
@@ -551,6 +555,7 @@ def history(gid: str) -> str:
     rows = [
         display.event_row(seq, at, ev, players, seat)
         for seq, at, ev in _records(gid, after=after, upto=upto)
+        if display.visible(ev, seat)
     ]
     rows.reverse()
     ctx = _frame(game, seat, admin, state)
