@@ -10,8 +10,9 @@ A11, the away proxy: once a seat has been away (A6) for the game's ``proxy_hours
 last own act, the server plays for it at once and until it acts again, by this policy: its turn
 is roll, then draw (under V2/V3 the deal it must open fails at once, as A5); windows do not wait
 for it (A6); its investor cards the deal needs are offered at a fair price (``fair_price``), and
-the boss's terms for them at that price or more, or for no card at any price, are accepted. It
-never plays an influence card and never opens a deal of its own will.
+the boss's terms for them at that price or more, or for no card at any price, are accepted, and
+terms under that price get a counter at it at once (``_proxy_counters``). It never plays an
+influence card and never opens a deal of its own will.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def _step(ctx: Ctx) -> bool:
         or _answer_last_call(ctx)
         or _post_prices(ctx)
         or _providers_accept(ctx)
+        or _proxy_counters(ctx)
         or _boss_accepts(ctx)
         or _boss_closes(ctx)
         or _play_turn(ctx)
@@ -202,6 +204,36 @@ def _providers_accept(ctx: Ctx) -> bool:
     for t in list(s.deal.terms.values()):
         if t.by == "boss" and _provider_takes(s, t) and _fits(s, t):
             _agree(ctx, t, by_boss=False)
+            return True
+    return False
+
+
+def _proxy_counters(ctx: Ctx) -> bool:
+    """A11: the boss's terms under the fair price for a proxied seat's investor card are
+    answered at once with a counter at the fair price (R4.5); the boss is never left waiting
+    for an answer that would not come."""
+    s = ctx.s
+    deal = s.deal
+    if deal is None or s.phase not in DEALING or deal.expired:
+        return False
+    price = fair_price(s)
+    for t in list(deal.terms.values()):
+        if (
+            t.by == "boss"
+            and s.proxied[t.provider]
+            and t.card == f"investor:{t.letter}"
+            and s.investors.get(t.letter) == t.provider
+            and t.letter not in deal.travel_on
+            and price_value(s, t.price) < price
+        ):
+            data = {
+                "provider": t.provider,
+                "letter": t.letter,
+                "price": {"cash": price},
+                "by_side": "provider",
+                "card": t.card,
+            }
+            _as_seat(ctx, t.provider, "terms_set", data)
             return True
     return False
 

@@ -342,7 +342,7 @@ def test_a11_the_proxy_plays_for_a_seat_away_too_long():
 def test_a11_the_proxy_offers_a_fair_price_and_takes_fair_terms():
     """A11: the proxied seat's investor cards the deal needs are offered at the fair price
     (the proceeds split among the space's investors and the boss: 4 M // 3 = 1 M); the boss's
-    terms at that price or more, or for no card, are accepted; below it they wait."""
+    terms at that price or more, or for no card, are accepted; below it the proxy counters."""
     t = table(proxy_hours=1)
     t.do(1, "away", away=True)  # Bob is away; an hour later the server plays for him
     assert t.state.proxy_windows[1].deadline == T0 + timedelta(hours=1)
@@ -351,7 +351,7 @@ def test_a11_the_proxy_offers_a_fair_price_and_takes_fair_terms():
     assert t.state.deal.terms[(1, "D")].price == ("cash", 1)
     t.do(0, "reject", {"with": 1})
     t.do(0, "propose", to=1, card="investor:D", price={"cash": 0})
-    assert (1, "D") in t.state.deal.terms  # below the fair price: it waits
+    assert t.state.deal.terms[(1, "D")].price == ("cash", 1)  # below the fair price: a counter
     evs = t.do(0, "propose", to=1, card="investor:D", price={"cash": 1})
     assert [e.type for e in evs if e.data.get("proxy")] == ["agreement_made"]
     t.do(0, "propose", to=1, price={"cash": 0})
@@ -363,3 +363,22 @@ def test_recommended_orders_read_public_information_only():
     pre-moves)."""
     assert RECOMMENDED.stop == "unless_aimed" and RECOMMENDED.last_call == "unless_involved"
     assert not RECOMMENDED.prices and not RECOMMENDED.limits and RECOMMENDED.turn is None
+
+
+def test_a11_the_proxy_counters_terms_under_its_price_at_once():
+    """A11: the boss's terms under the fair price for a proxied seat's investor card get the
+    proxy's answer at once, a counter at the fair price (R4.5), instead of an answer that never
+    comes while the deal runs out (48 h, then it fails); the boss can then accept it."""
+    t = table(proxy_hours=1)
+    t.do(1, "away", away=True)
+    t.timeout(1)
+    t.do(0, "open_deal")
+    evs = t.do(0, "propose", to=1, card="investor:D", price={"cash": 0})
+    counter = [e for e in evs if e.data.get("proxy")]
+    assert [(e.type, e.by, e.data["by_side"], e.data["price"]) for e in counter] == [
+        ("terms_set", None, "provider", {"cash": 1})
+    ]
+    assert t.state.deal.terms[(1, "D")].by == "provider"
+    evs = t.do(0, "accept", {"with": 1, "letter": "D", "price": {"cash": 1}})
+    assert (1, "D") in t.state.deal.agreements
+    assert t.replayed() == t.state
