@@ -15,7 +15,9 @@ The model of people
 - **Checks.** Awake, a seat looks at the game at random: a Poisson process of
   ``--checks-per-day`` looks per waking day (rate R/16 per waking hour; no look at night, the
   waking hours simply follow each other). Each game starts at a random time of day.
-- **Visits.** A look is a visit of 5 to 10 minutes (uniform). At its start the seat acts at once
+- **Visits.** A look is a visit of 5 to 10 minutes (uniform). A seat marked away (A6) that looks
+  says it is back first (the game page's button), as a person would. At its start the seat acts
+  at once
   on everything the game asks of it, one command after the other, until its bot
   (``SensibleBot``, wrapped for haggling, below) wants nothing more; while the visit lasts, the
   seat answers one minute after anything new the game asks of it (another seat online at the
@@ -43,8 +45,9 @@ Orders (A10)
 ------------
 
 - ``none``: no orders. ``recommended``: ``orders.RECOMMENDED`` for every seat (stop windows: let
-  it happen unless aimed at me; last call: pass unless involved).
-- ``full``: every order at the bot's prices: the recommended two, a posted price for every
+  it happen unless aimed at me; last call: pass).
+- ``full``: every order at the bot's choices and prices: stop windows as recommended, the last
+  call as the bot answers it (always pass), a posted price for every
   letter (it applies to the investor cards the seat controls, also those it gains later) at the
   bot's fair price (proceeds split among the space's investors and the boss, as
   ``SensibleBot`` reckons it), taken as the median over the board's spaces that use the letter
@@ -176,7 +179,7 @@ def full_orders(share_value: int, premove: bool) -> Orders:
     return Orders.from_json(
         {
             "stop": "unless_aimed",
-            "last_call": "unless_involved",
+            "last_call": "pass",  # the bot always passes a last call
             "prices": prices,
             "boss": {"limits": {"*": int(2 * board_fair)}, "close": True},
             "turn": PREMOVE if premove else None,
@@ -489,6 +492,8 @@ class PaceGame:
 
     def _act(self, p: Person) -> None:
         s = self.state
+        if s.away[p.seat] and s.phase != "game_over":  # "I'm back" (A6, A11)
+            self._command(Command("away", p.seat, {"away": False}, self.now))
         self._refresh_orders(p)
         for _ in range(MAX_BURST):
             if s.phase == "game_over":

@@ -10,9 +10,10 @@ order does not count as the seat acting (A6). ``imtheboss.engine.settle`` fires 
 The orders and what each one may read:
 
 - ``stop`` (a stop window, A2): ``ask`` me / ``unless_aimed``: let it happen unless it is aimed
-  at me (``aimed_at``) / ``allow``: always let it happen.
+  at me (``settle.aimed_at``) / ``allow``: always let it happen.
 - ``last_call`` (A3): ``ask`` / ``unless_involved``: pass unless my investor card or an agreement
-  of mine is in the deal (``involved``) / ``pass``: always pass.
+  of mine is in the deal (``settle.involved``: my investor card takes part in the lineup, or I
+  have an agreement) / ``pass``: always pass.
 - ``prices``: "I provide investor X for P" (cash M or shares), for investor cards I control: in
   every deal that needs X, an open offer at P appears the moment the deal opens, the card comes
   to me, or a new boss takes over; the boss's terms for X at P or more are accepted at once.
@@ -196,42 +197,9 @@ def _turn_from(data: Any) -> TurnOrder | None:
     )
 
 
-def aimed_at(state: Any, seat: int) -> bool:
-    """A10: the pending card (A2) is aimed at ``seat``: it targets the seat's investor card or
-    its family card on the table, it is a boss card while the seat is boss, or it would make a
-    term or agreement of the seat's lapse (a boss card lapses every one, R5.5; a travel or
-    recruit only those of the provider whose card it takes, R4.7, so those are aimed at it
-    already). Reads only public information."""
-    p = state.pending
-    deal = state.deal
-    if p is None:
-        return False
-    if p.kind == "boss":
-        return deal is not None and (
-            deal.boss == seat
-            or any(provider == seat for provider, _ in [*deal.terms, *deal.agreements])
-        )
-    if p.kind == "recruit":
-        return state.investors.get(p.target) == seat
-    if p.target.startswith("investor:"):
-        return state.investors.get(p.target.split(":")[1]) == seat
-    card = int(p.target.split(":")[1])
-    return deal is not None and any(c == card and o == seat for c, o in deal.table_family)
-
-
-def involved(state: Any, seat: int) -> bool:
-    """A10: ``seat`` is involved in the running deal's last call (A3): an investor card it
-    controls is one the space uses and is not on travel, or it has an agreement in the deal.
-    Reads only public information."""
-    deal = state.deal
-    if deal is None:
-        return False
-    letters = state.board.spaces[deal.space].letters
-    if any(state.investors.get(x) == seat and x not in deal.travel_on for x in letters):
-        return True
-    return any(provider == seat for provider, _ in deal.agreements)
-
-
 NO_ORDERS = Orders()
-# The set a new seat of a server game starts with: it reads public information only.
-RECOMMENDED = Orders(stop="unless_aimed", last_call="unless_involved")
+# The set a new seat of a server game starts with. It reads public information only, and it
+# keeps the game moving: a last call asks a seat only whether to upset a closing deal with a card
+# (A3), so the recommendation passes it (a seat that wants that chance picks "unless involved" or
+# "ask"); cards aimed at the seat still wait for it.
+RECOMMENDED = Orders(stop="unless_aimed", last_call="pass")

@@ -24,7 +24,7 @@ from imtheboss.engine.context import Ctx, deal_proceeds, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
-from imtheboss.engine.orders import Orders, OrdersError, aimed_at, involved
+from imtheboss.engine.orders import Orders, OrdersError
 from imtheboss.engine.state import GameState, Terms, format_time, parse_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
 from imtheboss.engine.views import last_call_waiting_for, stop_waiting_for
@@ -85,6 +85,45 @@ def _schedule_proxies(ctx: Ctx) -> bool:
 
 
 # -- answering windows (A2, A3): public information only -------------------------------------
+
+
+def aimed_at(state: GameState, seat: int) -> bool:
+    """A10: the pending card (A2) is aimed at ``seat``: it targets the seat's investor card or
+    its family card on the table, it is a boss card while the seat is boss, or it would make a
+    term or agreement of the seat's lapse (a boss card lapses every one, R5.5; a travel or
+    recruit only those of the provider whose card it takes, R4.7, so those are aimed at it
+    already). Reads only public information."""
+    p = state.pending
+    deal = state.deal
+    if p is None:
+        return False
+    if p.kind == "boss":
+        return deal is not None and (
+            deal.boss == seat
+            or any(provider == seat for provider, _ in [*deal.terms, *deal.agreements])
+        )
+    if p.kind == "recruit":
+        return state.investors.get(p.target) == seat
+    if p.target.startswith("investor:"):
+        return state.investors.get(p.target.split(":")[1]) == seat
+    card = int(p.target.split(":")[1])
+    return deal is not None and any(c == card and o == seat for c, o in deal.table_family)
+
+
+def involved(state: GameState, seat: int) -> bool:
+    """A10: ``seat`` is involved in the running deal's last call (A3): an investor card it
+    controls is in the deal (takes part in the lineup the deal would close with, R6.3; under V9
+    also without an agreement), or it has an agreement in the deal. Reads only public
+    information."""
+    deal = state.deal
+    if deal is None:
+        return False
+    if any(provider == seat for provider, _ in deal.agreements):
+        return True
+    chosen = lineup(state)
+    return chosen is not None and any(
+        src.seat == seat and src.kind == "investor" for src in chosen.values()
+    )
 
 
 def _answer_stop(ctx: Ctx) -> bool:

@@ -340,6 +340,14 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     ctx.update(
         v=v,
         forms=forms,
+        back_form=display.CommandForm(  # A6, A11: "I'm back" (any own command would do)
+            cmd={"do": "away", "away": False},
+            needs=[],
+            label=_("I'm back"),
+            button=_("I'm back"),
+            group="turn",
+            style="primary",
+        ),
         chat=chat,
         recent=recent,
         ring=display.RING,

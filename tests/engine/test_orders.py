@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from helpers_async import FLAT_BOARD, T0, Table, allow_all, flat_board, of_type, types
-from imtheboss.engine.orders import RECOMMENDED, Orders, OrdersError, aimed_at, involved
+from imtheboss.engine.orders import RECOMMENDED, Orders, OrdersError
+from imtheboss.engine.settle import aimed_at, involved
 from imtheboss.engine.views import redact_event, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
@@ -144,7 +145,7 @@ def test_a10_unless_aimed_a_boss_card_is_aimed_at_seats_with_terms():
     t.do(0, "open_deal")
     t.do(1, "offer", card="investor:D", price={"cash": 1})
     t.do(3, "boss")
-    assert involved(t.state, 1)
+    assert aimed_at(t.state, 1) and not aimed_at(t.state, 2)
     assert {s for s, f in t.waiting() if f == "stop"} == {0, 1}
 
 
@@ -170,6 +171,18 @@ def test_a10_last_call_pass_unless_involved():
     assert marked(evs, 2) == ["window_answered"] and marked(evs, 3) == ["window_answered"]
     assert [(s, f) for s, f in t.waiting() if f == "last_call"] == [(1, "last_call")]
     evs = t.do(1, "pass")
+    assert "deal_closed" in types(evs)
+
+
+def test_a10_involved_means_in_the_deal_not_needed_by_the_space():
+    """A10 "involved": my investor card in the deal is one that takes part in the lineup the
+    deal would close with. Bob controls D, which the space needs, but Ann fills D with her own
+    family card: his investor is not in the deal and his order passes at once."""
+    t = table({0: ["family:D"]}, {1: UNLESS, 2: UNLESS, 3: UNLESS})
+    t.do(0, "open_deal")
+    t.do(0, "play_family", card="family:D")
+    assert not involved(t.state, 1)
+    evs = t.do(0, "close")
     assert "deal_closed" in types(evs)
 
 
@@ -359,9 +372,9 @@ def test_a11_the_proxy_offers_a_fair_price_and_takes_fair_terms():
 
 
 def test_recommended_orders_read_public_information_only():
-    """A10: the set a new seat starts with answers windows only (no prices, limits or
-    pre-moves)."""
-    assert RECOMMENDED.stop == "unless_aimed" and RECOMMENDED.last_call == "unless_involved"
+    """A10: the set a new seat starts with answers windows only, reading nothing hidden: cards
+    not aimed at the seat happen, last calls pass (no prices, limits or pre-moves)."""
+    assert RECOMMENDED.stop == "unless_aimed" and RECOMMENDED.last_call == "pass"
     assert not RECOMMENDED.prices and not RECOMMENDED.limits and RECOMMENDED.turn is None
 
 

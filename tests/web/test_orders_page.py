@@ -189,3 +189,26 @@ def test_a12_a_seat_names_its_night_when_the_game_has_quiet_hours(app):
     gid2, tokens2 = _game(app)
     plain = _signed_in(app, gid2, tokens2[1]).get(f"/g/{gid2}/orders").get_data(as_text=True)
     assert 'name="night_start"' not in plain
+
+
+def test_a11_an_away_seat_says_it_is_back_in_one_tap(app):
+    """A6, A11: a seat marked away sees so on its game page, with one button that brings it
+    back (the server stops playing for it); the other seats see no button of its."""
+    from imtheboss.web.service import submit
+
+    gid, tokens = _game(app, options={"proxy_hours": 48})
+    with app.app_context():
+        submit(gid, 1, {"do": "away", "away": True}, "away-1")
+    bill = _signed_in(app, gid, tokens[1])
+    page = bill.get(f"/g/{gid}").get_data(as_text=True)
+    assert "You are marked away" in page and "I&#39;m back" in page
+    form = re.search(r'<section class="card banner away".*?</section>', page, re.S).group(0)
+    assert '"do": "away"' in form.replace("&#34;", '"')
+    answer = bill.post(
+        f"/g/{gid}/act",
+        data={"csrf_token": csrf_of(form), "cmd": '{"do": "away", "away": false}', "key": "b1"},
+    )
+    assert answer.status_code == 303
+    assert not _state(app, gid).away[1]
+    amy = _signed_in(app, gid, tokens[0]).get(f"/g/{gid}").get_data(as_text=True)
+    assert "You are marked away" not in amy
