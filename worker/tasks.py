@@ -290,8 +290,9 @@ def _seat(game_id: str, seat_index: int) -> Seat | None:
 
 
 def _wants(seat: Seat, row: Notification) -> bool:
-    """Preferences: ``every``; ``must_act`` (only what needs an answer, and invitations and the
-    end); ``digest`` (answers at once, news once a day); ``off`` (web inbox only)."""
+    """Preferences: ``every``; ``must_act`` (only what needs an answer, new terms included, and
+    invitations and the end); ``digest`` (answers at once, news once a day); ``off`` (web inbox
+    only)."""
     if seat.notify == "off":
         return False
     if row.kind in ("invited", "game_over") or row.urgent or row.kind in BATCHED_ANSWERS:

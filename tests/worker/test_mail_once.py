@@ -32,6 +32,7 @@ from imtheboss.web import queue
 from imtheboss.web.models import Notification, db
 from imtheboss.web.service import create_game
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 DB_ERRORS = (
@@ -58,10 +59,12 @@ def carried(mail: EmailMessage, row: Notification) -> bool:
 
 
 class Killer(threading.Thread):
-    """Terminates every database connection of the worker, every ``every`` seconds."""
+    """Terminates every connection of the worker to ``database`` (this session's: other test
+    sessions may run beside it), every ``every`` seconds."""
 
-    def __init__(self, every: float) -> None:
+    def __init__(self, database: str, every: float) -> None:
         super().__init__(name="pg-killer", daemon=True)
+        self.database = database
         self.every = every
         self.killed = 0
         self.stopping = threading.Event()
@@ -71,8 +74,8 @@ class Killer(threading.Thread):
             while not self.stopping.wait(self.every):
                 (count,) = conn.execute(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    " WHERE application_name = %s",
-                    (WORKER_DB_NAME,),
+                    " WHERE application_name = %s AND datname = %s",
+                    (WORKER_DB_NAME, self.database),
                 ).fetchone()
                 self.killed += count
 
@@ -81,7 +84,7 @@ class Killer(threading.Thread):
         self.join(10)
 
 
-def test_killed_database_connections_never_send_a_mail_twice(quiet_app, smtp, worker):
+def test_killed_database_connections_never_send_a_mail_twice(quiet_app, pg_url, smtp, worker):
     """Over 100 mails (20 games' invitations and first moves; in five of them a deal opened and
     failed, so news goes out in batches too) go out through a slow SMTP server while every
     database connection of the worker is killed every 0.15 s, until every row has been
@@ -108,7 +111,7 @@ def test_killed_database_connections_never_send_a_mail_twice(quiet_app, smtp, wo
 
         assert len(rows()) > 100
         assert any(not row.urgent for _, row in rows())
-        killer = Killer(every=0.15)
+        killer = Killer(make_url(pg_url).database, every=0.15)
         killer.start()
         try:
             for gid in games:
