@@ -43,8 +43,11 @@ def send(msg: EmailMessage) -> None:
     """Hand ``msg`` (its ``From`` and ``To`` are the envelope) to the SMTP server, or keep it in
     the local outbox (committed at once) when no ``SMTP_HOST`` is set. A non-ASCII address goes
     out with SMTPUTF8 when the server offers it. Raises ``MailFailure``."""
-    sender = msg["From"].addresses[0].addr_spec
-    recipients = [address.addr_spec for address in msg["To"].addresses]
+    try:
+        sender = msg["From"].addresses[0].addr_spec
+        recipients = [address.addr_spec for address in msg["To"].addresses]
+    except (AttributeError, IndexError, TypeError):
+        raise MailFailure("cannot_compose", "no sender or recipient address", True) from None
     international = not all(a.isascii() for a in (sender, *recipients))
     config = current_app.config
     if not config["SMTP_HOST"]:
