@@ -281,6 +281,11 @@ def invitation(game_id: str, seat: int) -> Notification:
     return row
 
 
+def settled(rows: Iterable[Notification]) -> bool:
+    """Whether no row is still to be mailed or on its way (``pending``, ``sending``)."""
+    return all(r.email_state not in ("pending", "sending") for r in rows)
+
+
 def rows_of(game_id: str, seat: int | None = None) -> list[Notification]:
     """The game's notification rows (the seat's only, when given), as stored now, in order."""
     query = select(Notification).where(Notification.game_id == game_id)

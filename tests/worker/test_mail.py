@@ -27,6 +27,7 @@ from helpers_worker import (
     open_deal_on,
     players,
     rows_of,
+    settled,
     timed_out_windows,
     uninvolved,
     wait_for,
@@ -67,7 +68,7 @@ def links(msg: EmailMessage) -> set[str]:
 
 
 def all_sent(game_id: str) -> bool:
-    return all(r.email_state != "pending" for r in rows_of(game_id))
+    return settled(rows_of(game_id))
 
 
 def seat_row(game_id: str, seat: int) -> Seat:
@@ -135,7 +136,7 @@ def test_one_click_unsubscribe_without_a_session_stops_mail_to_that_seat(app, sm
 
         def later_rows_settled() -> list[Notification]:
             later = [r for r in rows_of(gid, 0) if r.created_at > stopped]
-            return later if later and all(r.email_state != "pending" for r in later) else []
+            return later if later and settled(later) else []
 
         # Turns go round every 2 s: seat 0 is asked again (and reminded) while unsubscribed.
         later = wait_for(later_rows_settled, 20, what="seat 0 to be asked again")
@@ -377,11 +378,11 @@ def test_a_reminder_whose_window_ended_before_it_could_go_out_is_dropped(app, sm
         set_status(gid, "paused")
         smtp.start()
 
-        def settled() -> Notification | None:
+        def reminder_settled() -> Notification | None:
             row = next(r for r in rows_of(gid) if r.id == reminder.id)
-            return row if row.email_state not in ("pending", "sending") else None
+            return row if settled([row]) else None
 
-        row = wait_for(settled, 40, what="the reminder to be settled")
+        row = wait_for(reminder_settled, 40, what="the reminder to be settled")
         wait_for(lambda: all_sent(gid), 40, what="the rest of the mail")
     assert row.email_state == "skipped"
     address = players("late")[reminder.seat_index][1]
@@ -416,11 +417,11 @@ def test_forty_new_terms_in_a_burst_give_each_side_one_mail(app, smtp, worker):
             terms = {"do": "propose", "to": provider, "card": offer["card"]}
             act(gid, boss, {**terms, "price": {"cash": i % 7 + 1}}, f"propose-{i}")
 
-        def settled() -> list[Notification]:
+        def terms_settled() -> list[Notification]:
             rows = [r for r in rows_of(gid) if r.kind == "offer"]
-            return rows if all(r.email_state not in ("pending", "sending") for r in rows) else []
+            return rows if settled(rows) else []
 
-        rows = wait_for(settled, 40, what="the mail about the terms")
+        rows = wait_for(terms_settled, 40, what="the mail about the terms")
     for seat in (boss, provider):
         terms_rows = [r for r in rows if r.seat_index == seat]
         assert len(terms_rows) == 40  # the inbox shows each

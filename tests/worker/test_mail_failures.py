@@ -14,6 +14,7 @@ from helpers_worker import (
     open_deal_on,
     players,
     rows_of,
+    settled,
     undelivered_block,
     uninvolved,
     wait_for,
@@ -37,11 +38,11 @@ def test_a_refused_address_fails_at_once_and_the_organiser_sees_why(app, smtp, w
         smtp.refuse[address] = "550 5.1.1 <" + address + ">: mailbox unavailable"
         act(gid, active, {"do": "fail"}, "k3")
 
-        def settled() -> list:
+        def refused_seat_settled() -> list:
             rows = rows_of(gid, refused_seat)
-            return rows if all(r.email_state not in ("pending", "sending") for r in rows) else []
+            return rows if settled(rows) else []
 
-        rows = wait_for(settled, 30, what="the refused seat's mail to be settled")
+        rows = wait_for(refused_seat_settled, 30, what="the refused seat's mail to be settled")
         page = admin_page(app, gid, created.admin_token)
     refused = [r for r in rows if r.kind != "invited"]
     assert refused and {r.email_state for r in refused} == {"failed"}
