@@ -151,7 +151,15 @@ class Notification(db.Model):
     need an answer and are mailed at once; the others may be batched.
 
     A row with ``to_email`` is mail to that address rather than to a seat (``seat_index`` -1):
-    the organiser's confirmation mail, the notice to a seat's old address. No inbox shows it."""
+    the organiser's confirmation mail, the notice to a seat's old address. No inbox shows it.
+
+    ``email_state``: ``pending`` (to send, or to retry after a failure), ``sending`` (handed to
+    the SMTP server; never sent again automatically), ``sent``, ``skipped`` (not wanted, or no
+    longer true), ``failed`` (for good: ``email_error`` says why), ``unknown`` (left
+    ``sending`` by a worker that died mid-send: it may or may not have gone out).
+    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended.
+    ``email_error`` is the last failure's code (``refused``, ``deferred``, ``timeout``...: see
+    ``imtheboss.web.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
 
     __tablename__ = "notifications"
     __table_args__ = (Index("ix_notifications_seat", "game_id", "seat_index", "id"),)
@@ -166,12 +174,12 @@ class Notification(db.Model):
     seq: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    email_state: Mapped[str] = mapped_column(
-        String(12), default="pending"
-    )  # pending|sent|skipped|failed
+    email_state: Mapped[str] = mapped_column(String(12), default="pending")
     emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     to_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    email_error: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    email_error_detail: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class OutboxMail(db.Model):

@@ -60,6 +60,7 @@ from imtheboss.web.service import (
     set_status,
     submit,
 )
+from imtheboss.web.undelivered import undelivered_mail
 from sqlalchemy import func, select, update
 from werkzeug.wrappers import Response
 
@@ -676,10 +677,12 @@ def _admin_only(gid: str) -> Game:
 
 @bp.get("/g/<gid>/admin")
 def admin_page(gid: str) -> str:
-    """The organiser's page: pause or resume, fix a seat's email, resend an invitation."""
+    """The organiser's page: pause or resume, fix a seat's email, resend an invitation, see
+    the mail that did not go out."""
     game = _admin_only(gid)
     ctx = _frame(game, current_seat(gid), True)
     ctx.update(seats=seats_of(gid), notices=get_flashed_messages())
+    ctx.update(undelivered=undelivered_mail(gid))
     return render_template("admin.html", **ctx)
 
 

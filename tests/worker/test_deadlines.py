@@ -199,3 +199,22 @@ def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, 
             assert_each_window_once(gid, paused - timedelta(seconds=2))
         for gid, window in pending:
             assert timed_out_windows(gid).count(window) == 1
+
+
+def test_a_hanging_smtp_server_never_delays_a_deadline(app, smtp, worker):
+    """The SMTP server accepts connections and never answers: every send of the game's mail
+    hangs (more sends than the mail worker has threads). The first window still times out
+    while all of them are hanging: deadlines run on a queue and in a worker of their own, which
+    never runs a mail task."""
+    mark = worker.mark()
+    with smtp.hang() as silent, app.app_context():
+        gid = create_game("Hang", players("hang", 4), {"windows": {"turn": 3}}, seed=1).game_id
+        wait_for(lambda: silent.accepted >= 4, 10, what="the sends to reach the server")
+        wait_for(lambda: "w0" in timed_out_windows(gid), 30, what="the first window to time out")
+        given_up = silent.given_up  # sends that had stopped waiting when the deadline fired
+        set_status(gid, "paused")
+    assert given_up == 0, "the deadline waited for a send to give up"
+    deadlines_log = worker.log_since(mark, "deadlines")
+    assert "tasks.fire_deadline[" in deadlines_log and "tasks.game_changed[" in deadlines_log
+    assert "tasks.deliver[" not in deadlines_log and "tasks.send_batch[" not in deadlines_log
+    assert "tasks.deliver[" in worker.log_since(mark, "worker")
