@@ -146,7 +146,12 @@ def _check_settings(app: Flask, settings: Settings) -> None:
 def _register_blueprints(app: Flask) -> None:
     import importlib
 
-    for name in ("imtheboss.web.pages", "imtheboss.web.api", "imtheboss.web.links"):
+    for name in (
+        "imtheboss.web.inputs",  # first: every request's input is checked before a view runs
+        "imtheboss.web.pages",
+        "imtheboss.web.api",
+        "imtheboss.web.links",
+    ):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

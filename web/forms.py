@@ -22,7 +22,14 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 from wtforms.widgets import CheckboxInput, ListWidget, NumberInput
 
 try:
@@ -63,6 +70,12 @@ class PlayerRow(Form):
     email = EmailField(_l("Email"), [Optional(), Length(max=254)])
 
 
+def _finite(form: Any, field: Any) -> None:
+    """A number of hours, not NaN or infinity (``Decimal`` parses both; comparing NaN raises)."""
+    if field.data is not None and not field.data.is_finite():
+        raise StopValidation(_l("write a number of hours, such as 24 or 0.5"))
+
+
 def _positive(form: Any, field: Any) -> None:
     if field.data is not None and field.data <= 0:
         raise ValidationError(_l("must be more than 0 hours"))
@@ -76,6 +89,7 @@ def _hours(label: Any, seconds: int) -> DecimalField:
         widget=NumberInput(step="any", min="0"),
         validators=[
             InputRequired(_l("how many hours?")),
+            _finite,
             _positive,
             NumberRange(max=MAX_WINDOW_HOURS, message=_l("at most 720 hours (30 days)")),
         ],

@@ -110,15 +110,23 @@ class EventRecord(db.Model):
     command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
 
 
+SERVER_SCOPE = -1  # the scope of the server's own keys (timeouts, extends): no seat's index
+
+
 class CommandRecord(db.Model):
-    """An accepted command and the events it appended; its idempotency key is unique per game
-    (A7: a repeated key returns this result and appends nothing)."""
+    """An accepted command and the events it appended. Its idempotency key is unique per game
+    and ``scope`` (A7: a repeated key returns this result and appends nothing): the scope is the
+    seat index for a seat's command, ``SERVER_SCOPE`` for the server's (``seat`` is ``None``),
+    so nobody can use up a key of another seat or of the scheduler."""
 
     __tablename__ = "commands"
-    __table_args__ = (UniqueConstraint("game_id", "idempotency_key"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "scope", "idempotency_key", name="uq_commands_game_scope_key"),
+    )
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    scope: Mapped[int] = mapped_column(Integer)
     idempotency_key: Mapped[str] = mapped_column(String(100))
     body: Mapped[dict] = mapped_column(JSON)
     first_seq: Mapped[int] = mapped_column(Integer)

@@ -11,7 +11,6 @@ organiser (a resent invitation goes to the seat's address only). Abuse limits:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
@@ -40,7 +39,7 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display
+from imtheboss.web import LANGUAGES, display, inputs
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
@@ -178,7 +177,7 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("choose a board file to upload, or pick the default board"))
     raw = upload.read(1 << 20)
     try:
-        return json.loads(raw.decode("utf-8"))
+        return inputs.loads(raw.decode("utf-8"), "board_file")
     except RecursionError:
         raise ValueError(_("the board file is nested too deeply")) from None
     except (UnicodeDecodeError, ValueError) as exc:
@@ -379,14 +378,14 @@ def fragment(gid: str) -> str:
 
 # -- acting ----------------------------------------------------------------------------------
 
-_WHOLE = re.compile(r"^\d{1,9}$")
+_WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits: str.isdigit() also takes "²"
 
 
 def parse_price(amount: str, kind: str) -> dict[str, int]:
     """A price from the form: a whole number from 0 to ``MAX_PRICE`` of ``cash`` (M) or
     ``shares``. Raises ``ServiceError`` 400 with a clear message otherwise."""
     text = (amount or "").strip()
-    if not _WHOLE.match(text) or int(text) > MAX_PRICE:
+    if not _WHOLE.fullmatch(text) or int(text) > MAX_PRICE:
         raise ServiceError(
             400,
             "bad_price",
@@ -407,8 +406,8 @@ def command_from_form(form: Any) -> dict[str, Any]:
     ``needs`` (price, text, cards). Raises ``ServiceError`` 400 for a malformed form."""
     raw = form.get("cmd", "")
     try:
-        cmd = json.loads(raw) if len(raw) <= 2000 else None
-    except ValueError:
+        cmd = inputs.loads(raw, "cmd") if len(raw) <= 2000 else None
+    except (ValueError, RecursionError):
         cmd = None
     if not isinstance(cmd, dict) or not isinstance(cmd.get("do"), str):
         raise ServiceError(
@@ -427,9 +426,13 @@ def command_from_form(form: Any) -> dict[str, Any]:
     if cmd["do"] == "discard":
         cards = form.getlist("cards")
         count = form.get("count", "")
+        if count and not _WHOLE.fullmatch(count):
+            raise ServiceError(
+                400, "bad_form", _("This form's command could not be read; reload the page.")
+            )
         if not cards or len(cards) > 30:
             raise ServiceError(400, "bad_cards", _("Choose the cards to discard."), "R6.6")
-        if count.isdigit() and len(cards) != int(count):
+        if count and len(cards) != int(count):
             raise ServiceError(
                 400,
                 "bad_cards",
@@ -720,9 +723,10 @@ def admin_resend(gid: str, index: int) -> str:
     """Give the seat a new secret link (the old one stops working) and mail it in a new
     invitation to the seat's address; the page says where it went and never shows the link."""
     game = _admin_only(gid)
+    viewer = current_seat(gid)  # before the resend: the request may carry the replaced token
     with spending("invitations", client_address()):
         sent_to = resend_invitation(gid, index)
     seat = _seat_row(gid, index)
-    ctx = _frame(game, current_seat(gid), True)
+    ctx = _frame(game, viewer, True)
     ctx.update(sent_to=sent_to, target=seat)
     return render_template("admin_resend.html", **ctx)

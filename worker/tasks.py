@@ -8,8 +8,9 @@ Procfile, so mail can never hold up a deadline: ``deadlines`` (``fire_deadline``
   what needs an answer at once; news (and new terms) waits ``BATCH_DELAY`` and goes out as one
   email.
 - ``fire_deadline(game_id, window_id)``: re-checks that the window is still open and due, then
-  submits ``timeout`` through the service (which locks the game row). Its idempotency key is
-  the window id, so a task delivered twice appends one event.
+  submits ``timeout`` through the service (which locks the game row). Its idempotency key
+  derives from the window id and lives in the server's scope, where no seat can write: a task
+  delivered twice appends one event, and no seat can use the key up.
 - ``sweep()`` (beat, every few seconds): the database is the source of truth. It schedules
   deadlines due within ``HORIZON`` (long ones are never parked in Redis), re-fires due ones the
   queue lost, writes reminders at 80% of a window, re-queues mail that was never sent or whose

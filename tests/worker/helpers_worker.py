@@ -165,7 +165,7 @@ class Mailbox(SmtpServer):
 
 def players(tag: str, n: int = 3) -> list[tuple[str, str]]:
     """``n`` players with addresses unique to ``tag``."""
-    return [(f"P{i}", f"p{i}.{tag}@example.test") for i in range(n)]
+    return [(f"P{i}", f"p{i}.{tag}@example.net") for i in range(n)]
 
 
 def timed_out_windows(game_id: str) -> list[str]:
