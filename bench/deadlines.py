@@ -186,7 +186,7 @@ def main() -> None:
                     time.sleep(delay)
                 created = create_game(
                     f"Bench {i}",
-                    [(f"P{s}", f"p{s}.g{i}@bench.invalid") for s in range(3)],
+                    [(f"P{s}", f"p{s}.g{i}@bench.example.org") for s in range(3)],
                     {"windows": {"turn": args.window}},
                     seed=i,
                 )

@@ -234,10 +234,19 @@ def _withdraw(ctx: Ctx) -> None:
         )
 
 
+def _storable(text: str) -> bool:
+    """False for text holding NUL or a lone surrogate (U+D800-U+DFFF): such text cannot be
+    encoded, so it could be neither kept in the log nor shown to anyone."""
+    return not any(c == "\x00" or "\ud800" <= c <= "\udfff" for c in text)
+
+
 def _chat(ctx: Ctx) -> None:
+    """R4.8: public table talk, 1 to ``MAX_CHAT`` characters of text that can be stored."""
     text = ctx.cmd.args["text"]
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT:
         raise RuleError("bad_command", f"chat text is 1 to {MAX_CHAT} characters", "R4.8")
+    if not _storable(text):
+        raise RuleError("bad_command", "chat text may not hold NUL or broken characters", "R4.8")
     ctx.emit(
         "chat",
         {"seat": ctx.by, "text": text, "deal": ctx.s.deal.space if ctx.s.deal else None},

@@ -40,10 +40,12 @@ def free_port() -> int:
 class SmtpServer:
     """A real SMTP server (aiosmtpd) on ``127.0.0.1:port`` in the test process. Subclasses say
     what to ``keep`` of each message; ``stop()`` and ``start()`` take it down and bring it back
-    on the same port."""
+    on the same port. ``options`` go to aiosmtpd's ``Controller``: ``ssl_context`` (implicit
+    TLS), ``tls_context`` and ``require_starttls`` (STARTTLS), ``enable_SMTPUTF8``..."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, **options: Any) -> None:
         self.port = port or free_port()
+        self.options = options
         self.lock = threading.Lock()
         self.controller: Controller | None = None
 
@@ -56,7 +58,7 @@ class SmtpServer:
         return "250 OK"
 
     def start(self) -> None:
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, **self.options)
         self.controller.start()
 
     def stop(self) -> None:

@@ -49,7 +49,9 @@ def test_the_readme_documents_every_setting() -> None:
     """Every field of the settings object has a row in the README's settings table, under the
     environment variable that sets it."""
     rows = [line for line in section(README, "Production").splitlines() if line.startswith("| `")]
-    documented = {name for row in rows for name in re.findall(r"`([A-Z_]+)`", row.split("|")[1])}
+    documented = {
+        name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", row.split("|")[1])
+    }
     names = {
         str(field.validation_alias or name).upper() for name, field in Settings.model_fields.items()
     }

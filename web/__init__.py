@@ -147,6 +147,7 @@ def _register_blueprints(app: Flask) -> None:
     import importlib
 
     for name in (
+        "imtheboss.web.inputs",  # first: every request's input is checked before a view runs
         "imtheboss.web.pages",
         "imtheboss.web.api",
         "imtheboss.web.links",

@@ -13,7 +13,7 @@ Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._
 
 from __future__ import annotations
 
-import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.web.inputs import json_body
 from imtheboss.web.limits import chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.service import (
@@ -103,18 +104,12 @@ def _authenticate(game_id: str, *, allow_admin: bool = False) -> tuple[Game, int
 
 
 def _json_body() -> dict[str, Any]:
-    """The request's JSON object. Raises ``ServiceError`` 400 for anything else (no JSON
-    content type, unparsable text, NaN/Infinity, nesting too deep, not an object)."""
+    """The request's JSON object, as ``inputs.json_body`` parsed and checked it. Raises
+    ``ServiceError`` 400 for anything else (no JSON content type, unparsable text, NaN/Infinity,
+    nesting too deep, characters or numbers no field may hold, not an object)."""
     if not request.is_json:  # application/json or application/*+json
         raise _bad("bad_json", "send a JSON object with 'Content-Type: application/json'")
-
-    def no_constants(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        body = json.loads(request.get_data(cache=True), parse_constant=no_constants)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        raise _bad("bad_json", "the request body is not valid JSON") from None
+    body = json_body()
     if not isinstance(body, dict):
         raise _bad("bad_json", "the request body must be a JSON object")
     return body
@@ -126,11 +121,14 @@ def _only(body: dict[str, Any], allowed: set[str]) -> None:
         raise _bad("bad_request", f"unknown field(s): {', '.join(extra)}")
 
 
+_WHOLE = re.compile(r"[0-9]{1,9}")  # str.isdigit() also takes "²", which int() refuses
+
+
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
     raw = request.args.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or len(raw) > 9 or not low <= int(raw) <= high:
+    if not _WHOLE.fullmatch(raw) or not low <= int(raw) <= high:
         raise _bad("bad_request", f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 

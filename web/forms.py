@@ -23,7 +23,14 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 from wtforms.widgets import CheckboxInput, ListWidget, NumberInput
 
 try:
@@ -64,6 +71,12 @@ class PlayerRow(Form):
     email = EmailField(_l("Email"), [Optional(), Length(max=254)])
 
 
+def _finite(form: Any, field: Any) -> None:
+    """A number of hours, not NaN or infinity (``Decimal`` parses both; comparing NaN raises)."""
+    if field.data is not None and not field.data.is_finite():
+        raise StopValidation(_l("write a number of hours, such as 24 or 0.5"))
+
+
 def _positive(form: Any, field: Any) -> None:
     if field.data is not None and field.data <= 0:
         raise ValidationError(_l("must be more than 0 hours"))
@@ -77,6 +90,7 @@ def _hours(label: Any, seconds: int) -> DecimalField:
         widget=NumberInput(step="any", min="0"),
         validators=[
             InputRequired(_l("how many hours?")),
+            _finite,
             _positive,
             NumberRange(max=MAX_WINDOW_HOURS, message=_l("at most 720 hours (30 days)")),
         ],
@@ -120,7 +134,7 @@ class NewGameForm(FlaskForm):
     proxy_hours = IntegerField(
         _l("Play for a player who has been away this many hours (0: never)"),
         default=48,
-        validators=[InputRequired(_l("how many hours?")), NumberRange(min=0, max=MAX_PROXY_HOURS)],
+        validators=[Optional(), NumberRange(min=0, max=MAX_PROXY_HOURS)],
         render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PROXY_HOURS},
     )
     quiet_hours = BooleanField(
@@ -149,7 +163,7 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             rows.append((name, email))
         if not 2 <= len(rows) <= MAX_PLAYERS:
-            raise ValueError(_l("a game takes 2 to 6 players (2 only with the V9 rules)"))
+            raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules, V9)"))
         return rows
 
     def window_seconds(self) -> dict[str, int]:

@@ -110,15 +110,23 @@ class EventRecord(db.Model):
     command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
 
 
+SERVER_SCOPE = -1  # the scope of the server's own keys (timeouts, extends): no seat's index
+
+
 class CommandRecord(db.Model):
-    """An accepted command and the events it appended; its idempotency key is unique per game
-    (A7: a repeated key returns this result and appends nothing)."""
+    """An accepted command and the events it appended. Its idempotency key is unique per game
+    and ``scope`` (A7: a repeated key returns this result and appends nothing): the scope is the
+    seat index for a seat's command, ``SERVER_SCOPE`` for the server's (``seat`` is ``None``),
+    so nobody can use up a key of another seat or of the scheduler."""
 
     __tablename__ = "commands"
-    __table_args__ = (UniqueConstraint("game_id", "idempotency_key"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "scope", "idempotency_key", name="uq_commands_game_scope_key"),
+    )
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    scope: Mapped[int] = mapped_column(Integer)
     idempotency_key: Mapped[str] = mapped_column(String(100))
     body: Mapped[dict] = mapped_column(JSON)
     first_seq: Mapped[int] = mapped_column(Integer)
@@ -151,7 +159,15 @@ class Notification(db.Model):
     need an answer and are mailed at once; the others may be batched.
 
     A row with ``to_email`` is mail to that address rather than to a seat (``seat_index`` -1):
-    the organiser's confirmation mail, the notice to a seat's old address. No inbox shows it."""
+    the organiser's confirmation mail, the notice to a seat's old address. No inbox shows it.
+
+    ``email_state``: ``pending`` (to send, or to retry after a failure), ``sending`` (handed to
+    the SMTP server; never sent again automatically), ``sent``, ``skipped`` (not wanted, or no
+    longer true), ``failed`` (for good: ``email_error`` says why), ``unknown`` (left
+    ``sending`` by a worker that died mid-send: it may or may not have gone out).
+    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended.
+    ``email_error`` is the last failure's code (``refused``, ``deferred``, ``timeout``...: see
+    ``imtheboss.web.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
 
     __tablename__ = "notifications"
     __table_args__ = (Index("ix_notifications_seat", "game_id", "seat_index", "id"),)
@@ -166,12 +182,12 @@ class Notification(db.Model):
     seq: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    email_state: Mapped[str] = mapped_column(
-        String(12), default="pending"
-    )  # pending|sent|skipped|failed
+    email_state: Mapped[str] = mapped_column(String(12), default="pending")
     emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     to_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    email_error: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    email_error_detail: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class OutboxMail(db.Model):

@@ -1,9 +1,12 @@
 """The outbox: which seat hears about what written in the same transaction as
 the events. Rows carry only what their seat may see (A8).
 
-Kinds: ``invited``; needing an answer (``urgent``): ``your_turn``, ``place_marker``,
-``discard``, ``stop``, ``last_call``, ``offer``; news: ``deal_opened``, ``agreement``,
-``boss_changed``, ``deal_closed``, ``deal_failed``, ``game_over``.
+Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
+``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched like news
+(``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
+gives one mail listing them, not one mail each; the inbox still shows every one); news:
+``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
+``game_over``. ``reminder`` rows are written by the worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
 ``organiser`` (confirm the game; the admin link) and ``email_changed`` (to a seat's old
@@ -15,10 +18,34 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from flask_babel import lazy_gettext as _l
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import describe
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+
+# What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that
+# did not go out.
+ABOUT = {
+    "invited": _l("you are invited"),
+    "your_turn": _l("your turn"),
+    "place_marker": _l("place the marker to start"),
+    "discard": _l("discard down to your hand limit"),
+    "stop": _l("a card waits for your answer"),
+    "last_call": _l("last call before the deal closes"),
+    "offer": _l("terms for you"),
+    "reminder": _l("reminder: your answer is due"),
+    "deal_opened": _l("a deal was opened"),
+    "agreement": _l("an agreement was made"),
+    "boss_changed": _l("the boss changed"),
+    "deal_closed": _l("a deal closed"),
+    "deal_failed": _l("a deal failed"),
+    "game_over": _l("the game is over"),
+}
+
+# Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
+# to ``must_act`` seats too).
+BATCHED_ANSWERS = frozenset({"offer"})
 
 ANSWER_KINDS = {
     "turn": "your_turn",
@@ -171,11 +198,8 @@ def notifications_for(
             boss = state.deal.boss if state.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
-                rows.append(
-                    _row(
-                        game_id, to, "offer", str(seq), describe(event, players, to), True, seq, at
-                    )
-                )
+                text = describe(event, players, to)
+                rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
         elif t == "agreement_made":
             boss = state.deal.boss if state.deal else None
             for seat in {d["provider"], boss} - {None}:

@@ -11,7 +11,6 @@ organiser (a resent invitation goes to the seat's address only). Abuse limits:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
@@ -40,12 +39,13 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display
+from imtheboss.web import LANGUAGES, display, inputs
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import (
+    SERVER_PROXY_HOURS,
     ServiceError,
     create_game,
     get_game,
@@ -60,6 +60,7 @@ from imtheboss.web.service import (
     set_status,
     submit,
 )
+from imtheboss.web.undelivered import undelivered_mail
 from sqlalchemy import func, select, update
 from werkzeug.wrappers import Response
 
@@ -139,7 +140,9 @@ def new_game() -> Any:
                             "must_roll_after_close": bool(form.must_roll_after_close.data),
                             "open_money": bool(form.open_money.data),
                             "windows": form.window_seconds(),
-                            "proxy_hours": form.proxy_hours.data,
+                            "proxy_hours": SERVER_PROXY_HOURS
+                            if form.proxy_hours.data is None
+                            else form.proxy_hours.data,
                             "quiet_hours": bool(form.quiet_hours.data),
                         },
                         board=board,
@@ -180,7 +183,7 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("choose a board file to upload, or pick the default board"))
     raw = upload.read(1 << 20)
     try:
-        return json.loads(raw.decode("utf-8"))
+        return inputs.loads(raw.decode("utf-8"), "board_file")
     except RecursionError:
         raise ValueError(_("the board file is nested too deeply")) from None
     except (UnicodeDecodeError, ValueError) as exc:
@@ -390,14 +393,14 @@ def fragment(gid: str) -> str:
 
 # -- acting ----------------------------------------------------------------------------------
 
-_WHOLE = re.compile(r"^\d{1,9}$")
+_WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits: str.isdigit() also takes "²"
 
 
 def parse_price(amount: str, kind: str) -> dict[str, int]:
     """A price from the form: a whole number from 0 to ``MAX_PRICE`` of ``cash`` (M) or
     ``shares``. Raises ``ServiceError`` 400 with a clear message otherwise."""
     text = (amount or "").strip()
-    if not _WHOLE.match(text) or int(text) > MAX_PRICE:
+    if not _WHOLE.fullmatch(text) or int(text) > MAX_PRICE:
         raise ServiceError(
             400,
             "bad_price",
@@ -418,8 +421,8 @@ def command_from_form(form: Any) -> dict[str, Any]:
     ``needs`` (price, text, cards). Raises ``ServiceError`` 400 for a malformed form."""
     raw = form.get("cmd", "")
     try:
-        cmd = json.loads(raw) if len(raw) <= 2000 else None
-    except ValueError:
+        cmd = inputs.loads(raw, "cmd") if len(raw) <= 2000 else None
+    except (ValueError, RecursionError):
         cmd = None
     if not isinstance(cmd, dict) or not isinstance(cmd.get("do"), str):
         raise ServiceError(
@@ -438,9 +441,13 @@ def command_from_form(form: Any) -> dict[str, Any]:
     if cmd["do"] == "discard":
         cards = form.getlist("cards")
         count = form.get("count", "")
+        if count and not _WHOLE.fullmatch(count):
+            raise ServiceError(
+                400, "bad_form", _("This form's command could not be read; reload the page.")
+            )
         if not cards or len(cards) > 30:
             raise ServiceError(400, "bad_cards", _("Choose the cards to discard."), "R6.6")
-        if count.isdigit() and len(cards) != int(count):
+        if count and len(cards) != int(count):
             raise ServiceError(
                 400,
                 "bad_cards",
@@ -689,10 +696,12 @@ def _admin_only(gid: str) -> Game:
 
 @bp.get("/g/<gid>/admin")
 def admin_page(gid: str) -> str:
-    """The organiser's page: pause or resume, fix a seat's email, resend an invitation."""
+    """The organiser's page: pause or resume, fix a seat's email, resend an invitation, see
+    the mail that did not go out."""
     game = _admin_only(gid)
     ctx = _frame(game, current_seat(gid), True)
     ctx.update(seats=seats_of(gid), notices=get_flashed_messages())
+    ctx.update(undelivered=undelivered_mail(gid))
     return render_template("admin.html", **ctx)
 
 
@@ -730,9 +739,10 @@ def admin_resend(gid: str, index: int) -> str:
     """Give the seat a new secret link (the old one stops working) and mail it in a new
     invitation to the seat's address; the page says where it went and never shows the link."""
     game = _admin_only(gid)
+    viewer = current_seat(gid)  # before the resend: the request may carry the replaced token
     with spending("invitations", client_address()):
         sent_to = resend_invitation(gid, index)
     seat = _seat_row(gid, index)
-    ctx = _frame(game, current_seat(gid), True)
+    ctx = _frame(game, viewer, True)
     ctx.update(sent_to=sent_to, target=seat)
     return render_template("admin_resend.html", **ctx)

@@ -2,7 +2,10 @@
 
 The broker is Redis when ``REDIS_URL`` is set, else the embedded default: kombu's filesystem
 transport in the instance folder's ``broker/`` (no server, works across the processes
-``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree.
+``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree,
+on the broker and on the queues: ``deadlines`` and ``mail`` (``TASK_ROUTES``), each consumed by
+a worker of its own (``-Q``), so a hanging mail server never holds up a deadline. A worker
+started without ``-Q`` consumes both.
 """
 
 from __future__ import annotations
@@ -16,15 +19,35 @@ from typing import Any
 
 from celery import Celery
 from flask import Flask, current_app
+from kombu import Exchange, Queue
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
+QUEUES = ("deadlines", "mail")
+TASK_ROUTES = {
+    "imtheboss.worker.tasks.fire_deadline": {"queue": "deadlines"},
+    "imtheboss.worker.tasks.game_changed": {"queue": "deadlines"},
+    "imtheboss.worker.tasks.sweep": {"queue": "deadlines"},
+    "imtheboss.worker.tasks.deliver": {"queue": "mail"},
+    "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
+}
+ROUTING = {
+    "task_routes": TASK_ROUTES,
+    "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in QUEUES),
+    "task_default_queue": "deadlines",
+}
+
 
 def broker_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Celery settings for the broker from the app's settings (``REDIS_URL``, ``BROKER_DIR``,
-    ``INSTANCE_DIR``): Redis when ``REDIS_URL`` is set, else the filesystem broker."""
+    ``INSTANCE_DIR``): Redis when ``REDIS_URL`` is set, else the filesystem broker; and the
+    queues (``ROUTING``)."""
+    return {**_broker(config), **ROUTING}
+
+
+def _broker(config: Mapping[str, Any]) -> dict[str, Any]:
     url = config.get("REDIS_URL") or ""
     if url:
         return {

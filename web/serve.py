@@ -1,9 +1,11 @@
 """``python -m imtheboss.web.serve``: the zero-setup default (README's first command).
 
-Starts a Celery worker with embedded beat on the embedded broker (kombu's filesystem
-transport; Redis when ``REDIS_URL`` is set), then serves the web app on ``--host``/``--port``
-(default 127.0.0.1:5000) with SQLite in ``instance/`` unless ``DATABASE_URL`` is set. Mail goes
-to the local outbox at ``/operator/mail`` unless ``SMTP_HOST`` is set. Ctrl-C stops both.
+Starts two Celery workers on the embedded broker (kombu's filesystem transport; Redis when
+``REDIS_URL`` is set), as the Procfile does: one for the ``deadlines`` queue (with embedded
+beat) and one for the ``mail`` queue, each a supervised process of its own, so a hanging mail
+server cannot hold up a deadline. Then it serves the web app on ``--host``/``--port`` (default
+127.0.0.1:5000) with SQLite in ``instance/`` unless ``DATABASE_URL`` is set. Mail goes to the
+local outbox at ``/operator/mail`` unless ``SMTP_HOST`` is set. Ctrl-C stops them all.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from imtheboss.web.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the web app and, beside it, a worker with beat. Returns the exit code."""
+    """Run the web app and, beside it, the deadlines worker (with beat) and the mail worker.
+    Returns the exit code."""
     parser = argparse.ArgumentParser(prog="imtheboss serve", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=Settings.load().port)
@@ -30,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["IMTHEBOSS_EMBEDDED"] = "1"
     os.environ.setdefault("BASE_URL", f"http://{args.host}:{args.port}")
     app = create_app()  # runs the migrations before the worker starts
-    worker = None if args.no_worker else Supervised(WORKER_COMMAND)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the worker on SIGTERM too
+    workers = [] if args.no_worker else [Supervised(c) for c in WORKER_COMMANDS.values()]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the workers on SIGTERM too
     try:
         print(
             f"imtheboss: serving on {app.config['BASE_URL']} (mail outbox: /operator/mail)",
@@ -39,20 +42,23 @@ def main(argv: list[str] | None = None) -> int:
         )
         app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
     finally:
-        if worker is not None:
+        for worker in workers:
             worker.stop()
     return 0
 
 
-WORKER_COMMAND = [
-    sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker", "-B",
-    "--pool", "threads", "--concurrency", "4", "--loglevel", "warning",
-]  # fmt: skip
+CELERY = [sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker"]
+QUIET = ["--pool", "threads", "--loglevel", "warning", "--without-mingle", "--without-gossip"]
+WORKER_COMMANDS = {
+    "deadlines": [*CELERY, "-B", "-Q", "deadlines", "-n", "deadlines@%h", "--concurrency", "2"]
+    + QUIET,
+    "mail": [*CELERY, "-Q", "mail", "-n", "mail@%h", "--concurrency", "4"] + QUIET,
+}
 
 
 class Supervised:
-    """A child process (the worker with beat) in its own process group, restarted when it
-    exits: a game must never freeze silently because its worker died. Deadlines and mail it
+    """A child process (a worker) in its own process group, restarted when it exits: a game
+    must never freeze silently because its worker died. Deadlines and mail it
     missed are recovered by the sweep (the database is the source of truth)."""
 
     def __init__(self, command: list[str]) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from email_validator import EmailNotValidError, validate_email
 from flask import current_app, has_request_context
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -36,7 +37,16 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
-from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.models import (
+    SERVER_SCOPE,
+    CommandRecord,
+    Deadline,
+    EventRecord,
+    Game,
+    Notification,
+    Seat,
+    db,
+)
 from imtheboss.web.notify import (
     email_changed,
     invitation,
@@ -51,14 +61,41 @@ ENGINE_VERSION = 1
 MAX_KEY = 100
 
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-EMAIL = re.compile(r"[^\s@,;<>()\[\]\\\"]+@[^\s@,;<>()\[\]\\\"]+\.[^\s@,;<>()\[\]\\\".]+")
+# Control characters, lone surrogates (text that cannot be encoded), line and bidi controls.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,24}")  # secrets.token_urlsafe(9) makes 12 of these
+TOKEN = re.compile(r"[A-Za-z0-9_-]{10,100}")  # secret link tokens (``new_token``)
 
 
-def valid_email(address: str) -> bool:
-    """One plain address (``name@example.org``): no display name, list, spaces or control
-    characters, which could not go in a mail header."""
-    return isinstance(address, str) and len(address) <= 254 and EMAIL.fullmatch(address) is not None
+def normal_email(address: str) -> str:
+    """``address`` as it is stored and mailed to: one plain address ``local@domain``, checked by
+    email-validator (no display name, list, quoting, IP literal, control characters, or a
+    special-use domain such as ``.invalid`` or ``.test``), the domain in IDNA ASCII
+    (``bill@例子.中国`` -> ``bill@xn--fsqu00a.xn--fiqs8s``). A local part beyond ASCII
+    (``用户@…``) needs a mail server that accepts SMTPUTF8: it is taken only when the setting
+    ``MAIL_SMTPUTF8`` is on. Raises ``ValueError`` with a message for people."""
+    text = address.strip() if isinstance(address, str) else ""
+    try:
+        checked = validate_email(text, check_deliverability=False, allow_smtputf8=True)
+    except EmailNotValidError:
+        raise ValueError(
+            _(
+                "“%(address)s” is not one plain email address (such as amy@example.org)",
+                address=text,
+            )
+        ) from None
+    if checked.smtputf8 and not current_app.config.get("MAIL_SMTPUTF8"):
+        raise ValueError(
+            _(
+                "“%(address)s” needs a mail server that accepts international addresses, and"
+                " this server's does not: use another address",
+                address=text,
+            )
+        )
+    normal = f"{checked.local_part}@{checked.ascii_domain}"
+    if len(normal) > 254:
+        raise ValueError(_("an email address is at most 254 characters"))
+    return normal
 
 
 class ServiceError(Exception):
@@ -120,8 +157,9 @@ def create_game(
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
-    ``board`` (``"default"``, a board file's JSON, or a ``Board``). Raises ``ServiceError`` 400
-    for bad settings; nothing is written then.
+    ``board`` (``"default"``, a board file's JSON, or a ``Board``). Addresses (``creator_email``
+    too, when given) are stored as ``normal_email`` makes them. Raises ``ServiceError`` 400 for
+    bad settings; nothing is written then.
 
     ``confirmed=False`` (the pages and the API: anyone may create a game) makes a game that
     waits for its organiser: ``creator_email`` is required, the only mail written is the one to
@@ -135,13 +173,18 @@ def create_game(
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
         raise ServiceError(400, "bad_settings", 'starting orders are "recommended" or "none"')
     names = [name.strip() for name, _email in players]
-    emails = [email.strip() for _name, email in players]
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
-    if not all(valid_email(e) for e in emails):
-        raise ServiceError(400, "bad_settings", "every player needs one plain email address")
-    creator_email = (creator_email or "").strip()
-    if not confirmed and not valid_email(creator_email):
+    try:
+        emails = [normal_email(e) for _n, e in players]
+    except ValueError as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    try:
+        creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
+    except ValueError as exc:
+        message = _("the organiser's email address: %(problem)s", problem=str(exc))
+        raise ServiceError(400, "bad_settings", message) from None
+    if not confirmed and not creator_email:
         raise ServiceError(
             400,
             "bad_settings",
@@ -176,7 +219,7 @@ def create_game(
         engine_version=ENGINE_VERSION,
         last_seq=0,
         admin_token_hash=hash_token(admin_token),
-        creator_email=creator_email[:254],
+        creator_email=creator_email,
     )
     db.session.add(game)
     for i, (name, email) in enumerate(zip(names, emails, strict=True)):
@@ -327,8 +370,9 @@ def load_state(game: Game) -> GameState:
 
 
 def get_game(game_id: str, *, lock: bool = False) -> Game:
-    """The game row (locked ``FOR UPDATE`` when ``lock``). Raises ``ServiceError`` 404."""
-    if not isinstance(game_id, str) or len(game_id) > 24:
+    """The game row (locked ``FOR UPDATE`` when ``lock``). Raises ``ServiceError`` 404, also for
+    an id no game can have (``GAME_ID``)."""
+    if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
         raise ServiceError(404, "no_game", "there is no such game")
     query = select(Game).where(Game.id == game_id)
     if lock:
@@ -372,14 +416,25 @@ def submit(
     idempotency_key: str,
     now: datetime | None = None,
 ) -> SubmitResult:
-    """Decide and store one command of ``seat`` (``None``: the scheduler's ``timeout``).
+    """Decide and store one command of ``seat`` (``None``: the server's own, ``timeout`` and
+    ``extend``).
 
     One transaction with the game row locked. Raises ``ServiceError``: 404 unknown game, 400
     malformed command or key, 409 the game is paused or over, or the rules refused it (the
     engine's code: ``window_closed``, ``terms_changed``, ...); a refused command changes
-    nothing. A repeated ``idempotency_key`` returns the first result (``duplicate=True``)."""
-    if not isinstance(idempotency_key, str) or not 1 <= len(idempotency_key) <= MAX_KEY:
-        raise ServiceError(400, "bad_key", f"an idempotency key is 1 to {MAX_KEY} characters")
+    nothing. Keys are scoped (A7): a seat's keys are its own, the server's live in
+    ``SERVER_SCOPE``, where no seat can write; a key repeated in its scope returns the first
+    result (``duplicate=True``)."""
+    if (
+        not isinstance(idempotency_key, str)
+        or not 1 <= len(idempotency_key) <= MAX_KEY
+        or CONTROL.search(idempotency_key)
+    ):
+        raise ServiceError(
+            400,
+            "bad_key",
+            f"an idempotency key is 1 to {MAX_KEY} characters, with no control characters",
+        )
     try:
         result = _submit(game_id, seat, command, idempotency_key, now)
     except ServiceError:
@@ -398,14 +453,15 @@ def submit(
 
 def _submit(game_id, seat, command, key, now) -> SubmitResult:
     game = get_game(game_id, lock=True)
+    scope = SERVER_SCOPE if seat is None else seat
     seen = db.session.execute(
         select(CommandRecord).where(
-            CommandRecord.game_id == game_id, CommandRecord.idempotency_key == key
+            CommandRecord.game_id == game_id,
+            CommandRecord.scope == scope,
+            CommandRecord.idempotency_key == key,
         )
     ).scalar_one_or_none()
     if seen is not None:
-        if seen.seat != seat:
-            raise ServiceError(409, "key_reused", "that idempotency key belongs to another command")
         events = load_events(game_id, seen.first_seq - 1, seen.last_seq)
         db.session.commit()
         return SubmitResult(
@@ -426,6 +482,7 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
     record = CommandRecord(
         game_id=game_id,
         seat=seat,
+        scope=scope,
         idempotency_key=key,
         body={"do": cmd.do, **cmd.args},
         first_seq=game.last_seq + 1,
@@ -540,7 +597,7 @@ def seat_by_token(game_id: str, token: str) -> Seat:
     """The seat whose secret link token is ``token`` in game ``game_id``. Raises
     ``ServiceError`` 404 (unknown game) or 403 (a wrong token, or one of another game)."""
     get_game(game_id)
-    if not isinstance(token, str) or not 10 <= len(token) <= 100:
+    if not isinstance(token, str) or not TOKEN.fullmatch(token):
         raise ServiceError(403, "bad_token", "this link is not valid for this game")
     seat = db.session.execute(
         select(Seat).where(Seat.token_hash == hash_token(token))
@@ -553,8 +610,10 @@ def seat_by_token(game_id: str, token: str) -> Seat:
 def is_admin_token(game_id: str, token: str) -> bool:
     """True when ``token`` is the admin link token of ``game_id`` (constant-time compare)."""
     game = get_game(game_id)
-    return isinstance(token, str) and secrets.compare_digest(
-        game.admin_token_hash, hash_token(token)
+    return (
+        isinstance(token, str)
+        and TOKEN.fullmatch(token) is not None
+        and secrets.compare_digest(game.admin_token_hash, hash_token(token))
     )
 
 
@@ -630,7 +689,9 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     now = now_utc()
     db.session.add(
         Notification(
-            **invitation(game_id, seat_index, seat.name, link, now.isoformat(), now, game.last_seq)
+            **invitation(
+                game_id, seat_index, seat.name, link, seat.token_hash[:16], now, game.last_seq
+            )
         )
     )
     db.session.commit()
@@ -642,9 +703,10 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
     whom to ask), so a seat is never moved to another address unheard. Raises
     ``ServiceError`` 400/404, or 409 before the game is confirmed."""
-    email = (email or "").strip()
-    if not valid_email(email):
-        raise ServiceError(400, "bad_email", "that is not an email address")
+    try:
+        email = normal_email(email or "")
+    except ValueError as exc:
+        raise ServiceError(400, "bad_email", str(exc)) from None
     game = get_game(game_id, lock=True)
     require_confirmed(game)
     seat = _seat_of(game_id, seat_index)

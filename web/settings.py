@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     smtp_timeout: float = Field(20.0, gt=0, le=300)
     mail_from: str = "I'm the Boss! <boss@localhost>"
     mail_domain: str = "imtheboss.local"
+    # The SMTP server accepts SMTPUTF8 (RFC 6531): addresses whose local part goes beyond ASCII
+    # (用户@例子.中国) may be given to players; off, they are refused when a game is created.
+    mail_smtputf8: bool = False
     mail_max_attempts: int = Field(8, ge=1, le=100)
     mail_retry_max_seconds: int = Field(300, ge=1)
     batch_delay_seconds: float = Field(180.0, ge=0)

@@ -1,11 +1,15 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Start a worker with ``celery -A imtheboss.worker.celery_app worker`` and beat with
-``celery -A imtheboss.worker.celery_app beat`` (the ``Procfile`` does both); ``./dev serve``
-starts both on the embedded broker. The broker, the sweep period (``SWEEP_SECONDS``) and the
-beat schedule file come from the same settings object as the web app's
-(``imtheboss.web.settings``). Celery's log handlers get the web app's redaction, and every line
-written while a task runs carries ``task=<task id>`` (``imtheboss.web.logs``).
+Tasks go to two queues (``imtheboss.web.queue.TASK_ROUTES``): ``deadlines`` and ``mail``. The
+Procfile starts a worker for each (``celery -A imtheboss.worker.celery_app worker -Q mail``,
+``... worker -Q deadlines``) and beat (``celery -A imtheboss.worker.celery_app beat``), so a
+send that hangs on the SMTP server can never hold up a deadline; ``./dev serve`` starts the
+same two workers (beat inside the deadlines one) on the embedded broker. A worker started
+without ``-Q`` consumes both queues. The broker, the queues, the sweep period
+(``SWEEP_SECONDS``) and the beat schedule file come from the same settings object as the web
+app's (``imtheboss.web.settings``). Celery's log handlers get the web
+app's redaction, and every line written while a task runs carries ``task=<task id>``
+(``imtheboss.web.logs``).
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ class FlaskTask(Task):
 
 
 def make_celery() -> Celery:
-    """The worker's Celery app: the shared broker settings, late acks (a killed worker's task
-    is redelivered), the beat sweep."""
+    """The worker's Celery app: the shared broker and queue settings, late acks (a killed
+    worker's task is redelivered), the beat sweep."""
     settings = Settings.load()
     config = settings.flask_config(database=False)
     app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])

@@ -1,50 +1,47 @@
-"""Composing and sending email: plain-text and HTML parts, a subject that says what
-is needed and by when (in the player's time zone), the link to the exact decision, ``Date``,
-``Message-ID``, ``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``.
-
-Sending uses smtplib with the app's mail settings (``SMTP_HOST``, ``SMTP_PORT``, ``SMTP_USER``,
-``SMTP_PASSWORD``, ``SMTP_STARTTLS``, ``MAIL_FROM``); without ``SMTP_HOST`` mail goes to the
-local outbox table that the operator reads at ``/operator/mail``.
+"""Composing email: plain-text and HTML parts, a subject that says what is needed and by when
+(in the player's time zone), the link to the exact decision, ``Date``, ``Message-ID``,
+``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``. The recipient's domain is
+written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
+see ``imtheboss.worker.smtp``, which sends the message).
 """
 
 from __future__ import annotations
 
 import email.policy
-import smtplib
 from datetime import datetime
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from zoneinfo import ZoneInfo
 
+import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
-from imtheboss.web.models import Game, Notification, OutboxMail, Seat, db
+from imtheboss.web.models import Game, Notification, Seat
+from imtheboss.web.notify import ABOUT
 from imtheboss.web.service import now_utc
+from imtheboss.worker.smtp import MailFailure
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
 LOCALES = ("en", "zh_Hans", "zh_Hant")
 
-SUBJECTS = {
-    "invited": _l("you are invited"),
-    "your_turn": _l("your turn"),
-    "place_marker": _l("place the marker to start"),
-    "discard": _l("discard down to your hand limit"),
-    "stop": _l("a card waits for your answer"),
-    "last_call": _l("last call before the deal closes"),
-    "offer": _l("terms for you"),
-    "reminder": _l("reminder: your answer is due"),
-    "deal_opened": _l("a deal was opened"),
-    "agreement": _l("an agreement was made"),
-    "boss_changed": _l("the boss changed"),
-    "deal_closed": _l("a deal closed"),
-    "deal_failed": _l("a deal failed"),
-    "game_over": _l("the game is over"),
-}
+
+def mail_address(address: str) -> Address:
+    """``address`` (``local@domain``, as stored) for a header: the domain in IDNA (ASCII) form
+    (``例子.中国`` -> ``xn--fsqu00a.xn--fiqs8s``), the local part as it is. Raises
+    ``MailFailure`` (``bad_address``, permanent) when it cannot be an address."""
+    local, at, domain = address.strip().rpartition("@")
+    if not at or not local or not domain:
+        raise MailFailure("bad_address", f"{address!r} is not an address", permanent=True)
+    try:
+        ascii_domain = domain if domain.isascii() else idna.encode(domain, uts46=True).decode()
+        return Address(username=local, domain=ascii_domain)
+    except (idna.IDNAError, UnicodeError, ValueError) as exc:
+        raise MailFailure("bad_address", str(exc), permanent=True) from None
 
 
 def local_time(at: datetime, zone: str) -> str:
@@ -60,7 +57,8 @@ def local_time(at: datetime, zone: str) -> str:
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
     language (its settings; event lines from the engine stay English). A row to an explicit
-    address (``to_email``; ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``."""
+    address (``to_email``; ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``.
+    Raises ``MailFailure`` (``bad_address``) when the address cannot be written."""
     if rows[0].to_email:
         return compose_addressed(game, rows[0])
     assert seat is not None
@@ -71,7 +69,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     if len(rows) == 1 and first.body.get("until"):
         until = local_time(datetime.fromisoformat(first.body["until"]), seat.timezone)
     if len(rows) == 1:
-        what = str(SUBJECTS.get(first.kind, first.kind))
+        what = str(ABOUT.get(first.kind, first.kind))
     else:
         what = ngettext("%(num)d thing happened", "%(num)d things happened", len(rows))
     subject = _("[I'm the Boss!] %(title)s: %(what)s", title=game.title, what=what)
@@ -100,11 +98,12 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
 
 
 def _message(subject: str, to: str) -> EmailMessage:
-    """A message with the headers every email has: Subject, From, To, Date, Message-ID."""
+    """A message with the headers every email has: Subject, From, To, Date, Message-ID.
+    Raises ``MailFailure`` (``bad_address``) when ``to`` cannot be written."""
     msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
     msg["From"] = current_app.config["MAIL_FROM"]
-    msg["To"] = to
+    msg["To"] = mail_address(to)
     msg["Date"] = format_datetime(now_utc())
     msg["Message-ID"] = make_msgid(domain=current_app.config["MAIL_DOMAIN"])
     return msg
@@ -142,22 +141,3 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     msg = _message(subject, row.to_email or "")
     _parts(msg, f"email/{row.kind}", context)
     return msg
-
-
-def send(msg: EmailMessage) -> None:
-    """Send over SMTP, or keep in the local outbox when no ``SMTP_HOST`` is set. Raises
-    ``OSError``/``smtplib.SMTPException`` when the server cannot take it (the task retries)."""
-    config = current_app.config
-    if not config["SMTP_HOST"]:
-        db.session.add(
-            OutboxMail(
-                to=msg["To"], subject=msg["Subject"], message=msg.as_string(), created_at=now_utc()
-            )
-        )
-        return
-    with smtplib.SMTP(config["SMTP_HOST"], config["SMTP_PORT"], timeout=20) as smtp:
-        if config["SMTP_STARTTLS"]:
-            smtp.starttls()
-        if config["SMTP_USER"]:
-            smtp.login(config["SMTP_USER"], config["SMTP_PASSWORD"])
-        smtp.send_message(msg)

@@ -1,33 +1,64 @@
 """Worker tasks: deadlines (A4-A6) and notification delivery.
 
-- ``game_changed(game_id)``: after each commit; schedules deadlines coming due soon and sends
-  what needs an answer at once; news waits ``BATCH_DELAY`` and goes out as one email.
+Two queues (``imtheboss.web.queue.TASK_ROUTES``), each with a worker of its own in the
+Procfile, so mail can never hold up a deadline: ``deadlines`` (``fire_deadline``,
+``game_changed``, ``sweep``) and ``mail`` (``deliver``, ``send_batch``).
+
+- ``game_changed(game_id)``: after each commit; schedules deadlines coming due soon and queues
+  what needs an answer at once; news (and new terms) waits ``BATCH_DELAY`` and goes out as one
+  email.
 - ``fire_deadline(game_id, window_id)``: re-checks that the window is still open and due, then
-  submits ``timeout`` through the service (which locks the game row). Its idempotency key is
-  the window id, so a task delivered twice appends one event.
+  submits ``timeout`` through the service (which locks the game row). Its idempotency key
+  derives from the window id and lives in the server's scope, where no seat can write: a task
+  delivered twice appends one event, and no seat can use the key up.
 - ``sweep()`` (beat, every few seconds): the database is the source of truth. It schedules
   deadlines due within ``HORIZON`` (long ones are never parked in Redis), re-fires due ones the
-  queue lost, writes reminders at 80% of a window, re-queues mail that was never sent, and
-  sends daily digests.
-- ``deliver(notification_id)`` / ``send_batch(game_id, seat)``: one email per row, even when a
-  task runs twice (the row is locked and marked); failures retry with backoff.
+  queue lost, writes reminders at 80% of a window, re-queues mail that was never sent or whose
+  backoff has run, marks mail left half-sent ``unknown``, and sends daily digests.
+- ``deliver(notification_id)`` / ``send_batch(game_id, seat)``: at most one email per row
+  (``imtheboss.worker.delivery``: ``sending`` is committed before the SMTP server is spoken
+  to); a temporary failure is retried after a backoff up to ``MAIL_MAX_ATTEMPTS`` tries, a
+  permanent one is ``failed`` at once. A reminder whose window has ended, or whose seat has
+  answered, is dropped.
+
+Tasks that touch the database are retried (by Celery, with a backoff) when its connection
+drops.
 """
 
 from __future__ import annotations
 
-import smtplib
-from datetime import timedelta
+from datetime import datetime, timedelta
+from email.message import EmailMessage
 
 from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Deadline, Game, Notification, Seat, db
+from imtheboss.web.notify import BATCHED_ANSWERS
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
-from imtheboss.worker.mail import compose, send
+from imtheboss.worker.delivery import (
+    DB_ERRORS,
+    backoff,
+    claim,
+    fail_now,
+    in_backoff,
+    mark_lost,
+    record,
+)
+from imtheboss.worker.mail import compose
+from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import select
 
 HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
-MAIL_ERRORS = (OSError, smtplib.SMTPException)
+BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
+# A dropped database connection: Celery runs the task again after 1, 2, 4 ... s (jittered).
+RETRY_DB = {
+    "autoretry_for": DB_ERRORS,
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
 
 
 def _seconds(name: str) -> timedelta:
@@ -42,7 +73,7 @@ def _eta(due):
     return due if due > now else now
 
 
-@shared_task(name="imtheboss.worker.tasks.game_changed")
+@shared_task(name="imtheboss.worker.tasks.game_changed", **RETRY_DB)
 def game_changed(game_id: str) -> None:
     """Schedule the game's deadlines due soon; mail what needs an answer; batch the news."""
     _schedule(game_id)
@@ -84,7 +115,7 @@ def _queue_mail(game_id: str, since=None) -> None:
             )
 
 
-@shared_task(name="imtheboss.worker.tasks.fire_deadline")
+@shared_task(name="imtheboss.worker.tasks.fire_deadline", **RETRY_DB)
 def fire_deadline(game_id: str, window_id: str) -> str:
     """Submit ``timeout`` for ``window_id`` if it is still open and due. Returns what it did."""
     row = db.session.execute(
@@ -121,7 +152,7 @@ def sweep() -> dict[str, int]:
     """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
     now = now_utc()
     stale = _seconds("DEADLINE_STALE_SECONDS")
-    counts = {"scheduled": 0, "reminders": 0, "mail": 0}
+    counts = {"scheduled": 0, "reminders": 0, "mail": 0, "lost": 0}
     due = db.session.execute(
         select(Deadline)
         .where(Deadline.state == "open", Deadline.due_at <= now + HORIZON)
@@ -139,6 +170,7 @@ def sweep() -> dict[str, int]:
     db.session.commit()
     counts["reminders"] = _reminders(now)
     counts["mail"] = _requeue_mail(now)
+    counts["lost"] = mark_lost(now)
     return counts
 
 
@@ -210,16 +242,11 @@ def _reminders(now) -> int:
     return made
 
 
-def backoff(attempts: int) -> timedelta:
-    """Wait before retrying mail after ``attempts`` failures: 2, 4, 8 ... s, capped at
-    ``MAIL_RETRY_MAX_SECONDS``."""
-    return timedelta(seconds=min(2**attempts, int(current_app.config["MAIL_RETRY_MAX_SECONDS"])))
-
-
-def _requeue_mail(now) -> int:
+def _requeue_mail(now: datetime) -> int:
     """Mail that is due and not on its way: urgent rows pending for a minute (the queue lost
     them) or whose backoff after a failure has run; news past its batch delay (a day for
-    digests). The database drives retries, so an SMTP outage never piles up tasks."""
+    digests). The database drives retries, so an SMTP outage never piles up tasks; rows
+    ``sending`` are never re-queued."""
     rows = db.session.execute(
         select(Notification, Seat.notify)
         .outerjoin(  # rows to an explicit address (to_email) have no seat
@@ -240,7 +267,7 @@ def _requeue_mail(now) -> int:
         else:
             wait = (
                 timedelta(days=1)
-                if notify == "digest"
+                if notify == "digest" and row.kind not in BATCHED_ANSWERS
                 else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
             )
             due = row.created_at < now - wait
@@ -264,72 +291,142 @@ def _seat(game_id: str, seat_index: int) -> Seat | None:
 
 
 def _wants(seat: Seat, row: Notification) -> bool:
-    """Preferences: ``every``; ``must_act`` (only what needs an answer, and invitations and the
-    end); ``digest`` (answers at once, news once a day); ``off`` (web inbox only)."""
+    """Preferences: ``every``; ``must_act`` (only what needs an answer, new terms included, and
+    invitations and the end); ``digest`` (answers at once, news once a day); ``off`` (web inbox
+    only)."""
     if seat.notify == "off":
         return False
-    if row.kind in ("invited", "game_over") or row.urgent:
+    if row.kind in ("invited", "game_over") or row.urgent or row.kind in BATCHED_ANSWERS:
         return True
     return seat.notify in ("every", "digest")
 
 
-@shared_task(name="imtheboss.worker.tasks.deliver")
+def _still_true(game: Game, row: Notification, now: datetime) -> bool:
+    """A reminder is still true while its window is open and its seat still owes the answer
+    there; every other row stays true."""
+    if row.kind != "reminder":
+        return True
+    window = row.body.get("window")
+    deadline = db.session.execute(
+        select(Deadline).where(Deadline.game_id == game.id, Deadline.window_id == window)
+    ).scalar_one_or_none()
+    if deadline is None or deadline.state != "open" or deadline.due_at <= now:
+        return False
+    owing = awaiting(load_state(game))
+    return any(a["seat"] == row.seat_index and a["window"] == window for a in owing)
+
+
+def _compose_or_fail(
+    game: Game, seat: Seat | None, rows: list[Notification], now: datetime
+) -> EmailMessage | None:
+    """The email for the (locked) ``rows``; ``None`` when it cannot be written (an address no
+    server could take, a template that fails): the rows are then ``failed`` for good."""
+    try:
+        return compose(game, seat, rows)
+    except MailFailure as failure:
+        problem = failure
+    except (ValueError, TypeError) as exc:
+        problem = MailFailure("cannot_compose", str(exc), permanent=True)
+    fail_now(rows, problem, now)
+    current_app.logger.warning(
+        "mail for seat %s of %s cannot be sent: %s", rows[0].seat_index, game.id, problem
+    )
+    return None
+
+
+def _send(ids: list[int], message: EmailMessage, game_id: str, seat_index: int) -> str:
+    """Send the claimed rows' ``message`` and record how it went (see ``delivery.record``)."""
+    try:
+        send(message)
+    except MailFailure as failure:
+        current_app.logger.warning(
+            "mail to seat %s of %s failed%s: %s",
+            seat_index,
+            game_id,
+            " for good" if failure.permanent else "",
+            failure,
+        )
+        return record(ids, failure)
+    return record(ids, None)
+
+
+@shared_task(name="imtheboss.worker.tasks.deliver", **RETRY_DB)
 def deliver(notification_id: int) -> str:
-    """Mail one notification row, once. The row is locked while sending, so a second run of the
-    same task waits and then finds it sent. A failure is recorded on the row (``attempts``,
-    ``emailed_at`` = last try) and the sweep retries it after ``backoff``."""
+    """Mail one notification row, at most once: ``done`` (not pending: sent, on its way or
+    settled), ``backoff`` (failed lately: the sweep retries it), ``skipped``, ``sent``,
+    ``retry`` (a temporary failure), ``failed`` (for good, or the last try)."""
+    claimed = _claim_one(notification_id)
+    if isinstance(claimed, str):
+        return claimed
+    ids, message, game_id, seat_index = claimed
+    return _send(ids, message, game_id, seat_index)
+
+
+def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str, int]:
+    """Lock the row; if it is to be mailed now, compose it and commit it ``sending``."""
     row = db.session.execute(
         select(Notification).where(Notification.id == notification_id).with_for_update()
     ).scalar_one_or_none()
+    now = now_utc()
     if row is None or row.email_state != "pending":
         db.session.rollback()
         return "done"
-    if row.attempts and row.emailed_at and row.emailed_at + backoff(row.attempts) > now_utc():
+    if in_backoff(row, now):
         db.session.rollback()  # failed lately: the sweep retries once the backoff has run
         return "backoff"
     seat = None if row.to_email else _seat(row.game_id, row.seat_index)
     game = get_game(row.game_id)
-    if not row.to_email and (seat is None or not _wants(seat, row)):
+    addressed = bool(row.to_email)  # mail to an address, not a seat: the organiser's, a notice
+    if not addressed and (seat is None or not _wants(seat, row) or not _still_true(game, row, now)):
         row.email_state = "skipped"
         db.session.commit()
         return "skipped"
-    row.attempts += 1
-    row.emailed_at = now_utc()
-    try:
-        message = compose(game, seat, [row])
-    except (ValueError, TypeError) as exc:  # cannot be mailed at all: never retry
-        row.email_state = "failed"
-        db.session.commit()
-        current_app.logger.error(
-            "mail for seat %s of %s cannot be composed: %s", row.seat_index, row.game_id, exc
-        )
+    message = _compose_or_fail(game, seat, [row], now)
+    if message is None:
         return "failed"
-    try:
-        send(message)
-    except MAIL_ERRORS as exc:
-        db.session.commit()  # keep the attempt: the sweep retries after the backoff
-        current_app.logger.warning(
-            "mail to seat %s of %s failed: %s", row.seat_index, row.game_id, exc
-        )
-        return "failed"
-    row.email_state = "sent"
-    row.emailed_at = now_utc()
-    if "link" in row.body:  # an invitation's or the organiser's secret link leaves the DB
-        row.body = {k: v for k, v in row.body.items() if k != "link"}
-    db.session.commit()
-    return "sent"
+    game_id, seat_index = row.game_id, row.seat_index
+    return claim([row], now), message, game_id, seat_index
 
 
-@shared_task(name="imtheboss.worker.tasks.send_batch")
+@shared_task(name="imtheboss.worker.tasks.send_batch", **RETRY_DB)
 def send_batch(game_id: str, seat_index: int) -> str:
-    """One email with the news since the seat last looked; none if it has looked since."""
+    """One email with the news (and new terms) since the seat last looked, at most once; none
+    if it has looked since. News still coming in waits (see ``_still_coming``)."""
+    claimed = _claim_batch(game_id, seat_index)
+    if isinstance(claimed, str):
+        return claimed
+    ids, message = claimed
+    outcome = _send(ids, message, game_id, seat_index)
+    return f"sent {len(ids)}" if outcome == "sent" else outcome
+
+
+def _claim_batch(game_id: str, seat_index: int) -> str | tuple[list[int], EmailMessage]:
+    """Lock the seat and its pending news; if they are to be mailed now, compose one email and
+    commit them ``sending`` (rows the seat has seen since, or does not want, are skipped)."""
     seat = db.session.execute(
         select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index).with_for_update()
     ).scalar_one_or_none()
-    if seat is None:
+    rows = _pending_news(game_id, seat_index) if seat is not None else []
+    now = now_utc()
+    wait = _batch_waits(seat, rows, now) if rows else "nothing"
+    if seat is None or wait:
         db.session.rollback()
-        return "no seat"
-    rows = (
+        return "no seat" if seat is None else wait
+    keep = [r for r in rows if _wants(seat, r) and r.seq > seat.last_seen_seq]
+    for r in rows:
+        if r not in keep:
+            r.email_state = "skipped"
+    if not keep:
+        db.session.commit()
+        return "seen"
+    message = _compose_or_fail(get_game(game_id), seat, keep, now)
+    if message is None:
+        return "failed"
+    return claim(keep, now), message
+
+
+def _pending_news(game_id: str, seat_index: int) -> list[Notification]:
+    return list(
         db.session.execute(
             select(Notification)
             .where(
@@ -340,33 +437,27 @@ def send_batch(game_id: str, seat_index: int) -> str:
             )
             .order_by(Notification.id)
             .with_for_update()
-        )
-        .scalars()
-        .all()
+        ).scalars()
     )
-    if not rows:
-        db.session.rollback()
-        return "nothing"
-    now = now_utc()
-    if seat.notify == "digest" and rows[0].created_at > now - timedelta(days=1):
-        db.session.rollback()
+
+
+def _batch_waits(seat: Seat, rows: list[Notification], now: datetime) -> str:
+    """Why the seat's pending news is not mailed now (``""``: it is): ``digest later`` (a
+    digest seat, no new terms, the oldest less than a day old), ``backoff`` (a try failed
+    lately: the sweep retries), ``later`` (see ``_still_coming``)."""
+    answers = any(r.kind in BATCHED_ANSWERS for r in rows)
+    if seat.notify == "digest" and not answers and rows[0].created_at > now - timedelta(days=1):
         return "digest later"
-    keep = [r for r in rows if _wants(seat, r) and r.seq > seat.last_seen_seq]
-    for r in rows:
-        if r not in keep:
-            r.email_state = "skipped"
-    if keep:
-        for r in keep:
-            r.attempts += 1
-            r.emailed_at = now
-        try:
-            send(compose(get_game(game_id), seat, keep))
-        except MAIL_ERRORS as exc:
-            db.session.commit()  # keep the attempts: the sweep retries after the backoff
-            current_app.logger.warning("mail to seat %s of %s failed: %s", seat_index, game_id, exc)
-            return "failed"
-        for r in keep:
-            r.email_state = "sent"
-            r.emailed_at = now
-    db.session.commit()
-    return f"sent {len(keep)}" if keep else "seen"
+    if any(in_backoff(r, now) for r in rows):
+        return "backoff"
+    return "later" if _still_coming(rows, now) else ""
+
+
+def _still_coming(rows: list[Notification], now: datetime) -> bool:
+    """News is still coming in: the newest row is younger than ``BATCH_DELAY`` (the task queued
+    with it will mail them all) and the oldest younger than ``BATCH_MAX_WAIT`` delays. So a
+    burst (40 re-offers) gives one email, and a steady stream still one every few delays."""
+    delay = _seconds("BATCH_DELAY_SECONDS")
+    newest = max(r.created_at for r in rows)
+    oldest = min(r.created_at for r in rows)
+    return now < newest + delay and now < oldest + delay * BATCH_MAX_WAIT

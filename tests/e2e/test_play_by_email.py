@@ -61,8 +61,8 @@ REDIS_DB = 11
 SECRET = "e2e-play-by-email-secret"
 TITLE = "Mail game"
 NAMES = ["Ann", "Ben", "Cat", "Dan", "Eve"]
-EMAILS = [f"seat{i}@e2e.test" for i in range(5)]
-ORGANISER = "organiser@e2e.test"
+EMAILS = [f"seat{i}@e2e.example.org" for i in range(5)]
+ORGANISER = "organiser@e2e.example.org"
 WINDOWS = {"turn": 3, "stop": 2, "last_call": 2, "negotiation": 6}  # seconds
 SILENT = (3, 4)  # seats that answer nothing at first: until both were marked away (A6) and
 SILENT_DEALS = 3  # this many deals have ended (of the 7 or more of a short game, V7); at most
@@ -467,15 +467,17 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     # -- one email per notification row: each urgent row alone, news in batches ------------
     with _pg(stack) as conn:
         rows = conn.execute(
-            "SELECT seat_index, urgent, email_state, emailed_at FROM notifications"
-            " WHERE game_id = %s",
+            "SELECT seat_index, urgent, email_state, emailed_at, kind = 'reminder'"
+            " FROM notifications WHERE game_id = %s",
             (gid,),
         ).fetchall()
-    assert {state for *_, state, _at in rows} <= {"sent", "skipped"}
-    assert all(state == "sent" for _seat, urgent, state, _at in rows if urgent)
+    assert {state for _seat, _u, state, _at, _r in rows} <= {"sent", "skipped"}
+    # A reminder is dropped when its window ended (or its seat answered) before it went out.
+    assert all(state == "sent" for _seat, urgent, state, _at, r in rows if urgent and not r)
     for index, address in enumerate(EMAILS):
-        urgent = sum(1 for seat, u, state, _at in rows if seat == index and u)
-        batches = {at for seat, u, state, at in rows if seat == index and not u and state == "sent"}
+        sent = [(u, at) for seat, u, state, at, _r in rows if seat == index and state == "sent"]
+        urgent = sum(1 for u, _at in sent if u)
+        batches = {at for u, at in sent if not u}
         assert len(stack.mailbox.to(address)) == urgent + len(batches), address
 
     # -- every emailed link followed worked ------------------------------------------------
@@ -612,7 +614,7 @@ def _tokens(stack: Stack, gid: str) -> list[str]:
 def _all_mailed(stack: Stack) -> bool:
     with _pg(stack) as conn:
         pending = conn.execute(
-            "SELECT count(*) FROM notifications WHERE email_state = 'pending'"
+            "SELECT count(*) FROM notifications WHERE email_state IN ('pending', 'sending')"
         ).fetchone()[0]
     return pending == 0
 

@@ -353,6 +353,16 @@ def test_r4_8_chat_is_public_and_free():
     g.refused("Bob", "chat", "bad_command", "R4.8", text="x" * 5000)
 
 
+@pytest.mark.parametrize("text", ["a\ud800b", "\udfff", "a\x00b"])
+def test_r4_8_chat_text_must_be_storable(text):
+    """R4.8: a chat holding a lone surrogate or NUL is refused (it could be neither stored nor
+    shown to anyone); other text, new lines included, is taken as written."""
+    g = deal()
+    g.refused("Bob", "chat", "bad_command", "R4.8", text=text)
+    (event,) = g.do("Bob", "chat", text="line one\nline two\t😀")
+    assert event.data["text"] == "line one\nline two\t😀"
+
+
 # -- R5 influence cards -------------------------------------------------------------------------
 
 

@@ -1,6 +1,8 @@
 """Helpers for the JSON API tests: a small client that speaks the API with a seat's bearer
-token, and planners that search a seed for a position (driven by ``legal_commands`` on the pure
-engine, so the tests do not hard-code cards)."""
+token, the bad-input tests' two games (``World``), browsers signed in with a CSRF token, a
+snapshot of everything a request can write (``stored``), and planners that search a seed for a
+position (driven by ``legal_commands`` on the pure engine, so the tests do not hard-code
+cards)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import flask
+from flask_wtf.csrf import generate_csrf
 from imtheboss.engine.board import default_board
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.lineup import lineup
@@ -16,6 +20,8 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from sqlalchemy import func, select
 
 NAMES = ["Amy", "Bill", "Carla", "Dan", "Eve", "Fay"]
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # the clock fixture's start
@@ -49,6 +55,93 @@ class Api:
             json={"command": command, "idempotency_key": key},
             headers=self.auth(token),
         )
+
+
+@dataclass
+class World:
+    """Two games: ``gid`` in a running negotiation (boss ``boss``, another seat ``other``),
+    and ``other_gid`` with its own tokens."""
+
+    client: Any
+    gid: str
+    tokens: list[str]
+    admin: str
+    boss: int
+    other: int
+    other_gid: str
+    other_tokens: list[str]
+
+    def headers(self, token: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def post(self, body: Any, seat: int | None = None, **kw: Any) -> Any:
+        """POST ``body`` (JSON-encoded unless bytes/str) to the commands URL as ``seat``."""
+        token = self.tokens[self.other if seat is None else seat]
+        headers = {**self.headers(token), **kw.pop("headers", {})}
+        url = f"/api/games/{self.gid}/commands"
+        if isinstance(body, bytes | str):
+            headers.setdefault("Content-Type", "application/json")
+            return self.client.post(url, data=body, headers=headers, **kw)
+        return self.client.post(url, json=body, headers=headers, **kw)
+
+    def cmd(self, command: Any, seat: int | None = None, key: Any = "k-bad") -> Any:
+        return self.post({"command": command, "idempotency_key": key}, seat)
+
+    def offer(self, price: Any) -> Any:
+        return self.cmd({"do": "offer", "card": self.offer_card, "price": price})
+
+    offer_card: str = ""
+
+
+def with_csrf(app: Any, browser: Any) -> str:
+    """A CSRF token valid for ``browser``'s session (made as the page's forms make it, without
+    depending on the page's template)."""
+    field = app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")
+    with app.test_request_context():
+        csrf = generate_csrf()
+        raw = flask.session[field]
+    with browser.session_transaction() as session:
+        session[field] = raw
+    return csrf
+
+
+def signed_in(app: Any, gid: str, token: str, admin: bool = False) -> tuple[Any, str]:
+    """A browser signed in by a seat's secret link (the organiser's with ``admin``), and a CSRF
+    token valid for its session."""
+    browser = app.test_client()
+    path = f"/g/{gid}/admin/{token}" if admin else f"/g/{gid}/s/{token}"
+    assert browser.get(path).status_code == 303
+    return browser, with_csrf(app, browser)
+
+
+def stored(app: Any) -> tuple[Any, ...]:
+    """Everything a request could write: every game's sequence number, status, title and
+    organiser address, every seat's email, token hash, preferences and whether it joined, and
+    the row counts of events, commands, deadlines and notifications."""
+    with app.app_context():
+        games = db.session.execute(
+            select(Game.id, Game.last_seq, Game.status, Game.title, Game.creator_email).order_by(
+                Game.id
+            )
+        ).all()
+        seats = db.session.execute(
+            select(
+                Seat.game_id,
+                Seat.seat_index,
+                Seat.email,
+                Seat.token_hash,
+                Seat.notify,
+                Seat.timezone,
+                Seat.locale,
+                Seat.joined_at.is_not(None),
+            ).order_by(Seat.id)
+        ).all()
+        counts = tuple(
+            db.session.execute(select(func.count()).select_from(model)).scalar_one()
+            for model in (EventRecord, CommandRecord, Deadline, Notification)
+        )
+        db.session.rollback()
+        return tuple(map(tuple, games)), tuple(map(tuple, seats)), counts
 
 
 def fill(cmd: dict[str, Any], **values: Any) -> dict[str, Any]:

@@ -406,9 +406,8 @@ def test_no_page_shows_what_a8_hides(app, clock, open_money: bool, every: int | 
             PLAYERS,
             {"open_money": open_money, "proxy_hours": 48},
             seed=SEED,
-            starting_orders="recommended",
         )
-        for seat in (1, 2):  # A10: two seats with orders of their own, the others recommended
+        for seat in (1, 2):  # A10: two seats with orders of their own, the others none
             orders = random_orders_json(random.Random(seat))
             submit(created.game_id, seat, {"do": "orders", "orders": orders}, f"orders-{seat}")
         state = load_state(get_game(created.game_id))

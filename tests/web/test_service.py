@@ -15,7 +15,10 @@ from imtheboss.web.service import (
     get_game,
     load_events,
     load_state,
+    resend_invitation,
     seat_by_token,
+    seats_of,
+    set_seat_email,
     submit,
 )
 from sqlalchemy import func, select
@@ -173,15 +176,67 @@ def test_a_board_is_never_read_from_a_path(app, board) -> None:
         "a@example.org\r\nBcc: e@x.org",
         "a b@example.org",
         "nobody",
+        "a\x00@example.org",
+        "a@example.org\x00",
+        "a\ud800@example.org",
+        '"quoted"@example.org',
+        "a@[127.0.0.1]",
+        "a@example.invalid",
+        "a@localhost",
+        "a@" + "x" * 250 + ".org",
     ],
 )
 def test_player_emails_are_one_plain_address(app, email) -> None:
-    """What cannot go in a mail header is refused at creation (no invitation may go astray)."""
+    """What cannot go in a mail header, or reach anyone, is refused at creation (no invitation
+    may go astray); the organiser's address likewise."""
     players = [*PLAYERS[:2], ("Carla", email)]
     with app.app_context():
         with pytest.raises(ServiceError) as err:
             create_game("t", players)
         assert err.value.status == 400 and _count(Game) == 0
+        assert "plain email address" in err.value.message
+        with pytest.raises(ServiceError) as err:
+            create_game("t", PLAYERS, creator_email=email)
+        assert err.value.status == 400 and _count(Game) == 0
+
+
+def test_addresses_are_stored_normalised(app) -> None:
+    """The domain is kept in IDNA ASCII and lower case (an international domain needs nothing
+    of the mail server), the local part as written; the organiser's address too, and it stays
+    optional."""
+    players = [("Amy", " Amy@EXAMPLE.org "), ("Bill", "bill@例子.中国"), PLAYERS[2]]
+    with app.app_context():
+        created = create_game("t", players, creator_email="Org@Bücher.example")
+        emails = [s.email for s in seats_of(created.game_id)]
+        assert emails == ["Amy@example.org", "bill@xn--fsqu00a.xn--fiqs8s", "carla@example.org"]
+        assert get_game(created.game_id).creator_email == "Org@xn--bcher-kva.example"
+        assert get_game(create_game("t", PLAYERS).game_id).creator_email == ""
+        set_seat_email(created.game_id, 1, "BILL@例子.中国")
+        assert seats_of(created.game_id)[1].email == "BILL@xn--fsqu00a.xn--fiqs8s"
+
+
+def test_international_local_parts_need_a_server_that_takes_them(app) -> None:
+    """``用户@例子.中国`` can only be mailed through a server that accepts SMTPUTF8: without
+    ``MAIL_SMTPUTF8`` it is refused at creation (and by the organiser's fix) with a message that
+    says so; with it, it is stored with its domain in IDNA ASCII."""
+    players = [*PLAYERS[:2], ("Chen", "用户@例子.中国")]
+    with app.app_context():
+        for attempt in (
+            lambda: create_game("t", players),
+            lambda: create_game("t", PLAYERS, creator_email="用户@例子.中国"),
+        ):
+            with pytest.raises(ServiceError) as err:
+                attempt()
+            assert err.value.status == 400
+            assert "mail server that accepts international addresses" in err.value.message
+        gid = create_game("t", PLAYERS).game_id
+        with pytest.raises(ServiceError) as err:
+            set_seat_email(gid, 2, "用户@例子.中国")
+        assert err.value.code == "bad_email" and "international" in err.value.message
+        app.config["MAIL_SMTPUTF8"] = True
+        created = create_game("t", players, creator_email="组织者@例子.中国")
+        assert seats_of(created.game_id)[2].email == "用户@xn--fsqu00a.xn--fiqs8s"
+        assert get_game(created.game_id).creator_email == "组织者@xn--fsqu00a.xn--fiqs8s"
 
 
 def test_titles_lose_control_characters_and_names_may_not_have_them(app) -> None:
@@ -190,3 +245,19 @@ def test_titles_lose_control_characters_and_names_may_not_have_them(app) -> None
         assert get_game(created.game_id).title == "Hi  Bcc: evil@example.org"
         with pytest.raises(ServiceError):
             create_game("t", [("Amy\u202e", "amy@example.org"), *PLAYERS[1:]])
+
+
+def test_two_resends_at_one_moment_queue_two_invitations(app) -> None:
+    """Each resend makes its own invitation row, even at the same instant (the fuzz test found
+    the second one refused by the outbox's dedupe key, a 500)."""
+    with app.app_context():
+        gid = create_game("t", PLAYERS).game_id
+        for _ in range(2):  # the test clock stands still
+            resend_invitation(gid, 1)
+        invited = db.session.execute(
+            select(Notification.body).where(
+                Notification.kind == "invited", Notification.seat_index == 1
+            )
+        ).scalars()
+        links = [body["link"] for body in invited]
+        assert len(links) == 3 and len(set(links)) == 3  # the first invitation and two resends

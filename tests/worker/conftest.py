@@ -6,8 +6,8 @@
   flushed before and after (``FLUSHDB`` of that number only, never ``FLUSHALL``);
 - an SMTP server (aiosmtpd's ``Controller``) in this process on a free port, collecting mail;
   it can be stopped and started again on the same port;
-- a Celery worker with embedded beat as a subprocess (``worker``), which a test may kill with
-  ``SIGKILL`` and restart;
+- the worker processes as the Procfile starts them (``worker``: the mail worker, the deadlines
+  worker and beat, read from the Procfile), which a test may kill with ``SIGKILL`` and restart;
 - ``app``: the web app on the same database with ``TASKS`` on, so it enqueues to the worker's
   Redis database; ``quiet_app``: the same without tasks (nothing is enqueued after commit).
 
@@ -22,22 +22,22 @@ polling), never a bare long sleep. Abuse limits are off (``RATELIMIT_ENABLED``).
 from __future__ import annotations
 
 import contextlib
-import email
-import email.policy
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from email.message import EmailMessage
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers_db import own_database
 from helpers_redis import own_redis_db
-from helpers_wait import SmtpServer, free_port, wait_for
+from helpers_wait import free_port, wait_for
+from helpers_worker import WORKER_DB_NAME, Mailbox
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from sqlalchemy import text
@@ -50,6 +50,7 @@ SWEEP_SECONDS = 1
 BATCH_DELAY_SECONDS = 2
 RETRY_MAX_SECONDS = 3
 MIN_WINDOW_SECONDS = 1  # the tests' windows last seconds (the server's least is a minute)
+SMTP_TIMEOUT = 10  # a send to a server that hangs gives up after this (so does each retry wait)
 
 # -- PostgreSQL ------------------------------------------------------------------------------
 
@@ -86,37 +87,6 @@ def redis_url(worker_id: str) -> Iterator[str]:
 # -- SMTP ------------------------------------------------------------------------------------
 
 
-class Mailbox(SmtpServer):
-    """An aiosmtpd server on ``port`` that keeps every message it receives (``messages``).
-    ``stop()`` and ``start()`` take it down and bring it back on the same port."""
-
-    def __init__(self, port: int) -> None:
-        super().__init__(port)
-        self.messages: list[EmailMessage] = []
-        self.received: list[datetime] = []  # when each message arrived
-
-    def keep(self, content: bytes) -> None:
-        self.messages.append(email.message_from_bytes(content, policy=email.policy.default))  # type: ignore[arg-type]
-        self.received.append(datetime.now(UTC))
-
-    def to(self, address: str) -> list[EmailMessage]:
-        """The messages received for ``address``, in order."""
-        with self.lock:
-            return [m for m in self.messages if m["To"] == address]
-
-    def arrival(self, message: EmailMessage) -> datetime:
-        """When ``message`` arrived."""
-        with self.lock:
-            return next(
-                at for m, at in zip(self.messages, self.received, strict=True) if m is message
-            )
-
-    def about(self, game_title: str) -> list[EmailMessage]:
-        """The messages whose subject names the game ``game_title``."""
-        with self.lock:
-            return [m for m in self.messages if f"] {game_title}:" in str(m["Subject"])]
-
-
 @pytest.fixture(scope="session")
 def _mailbox() -> Iterator[Mailbox]:
     box = Mailbox(free_port())
@@ -130,10 +100,9 @@ def smtp(_mailbox: Mailbox) -> Iterator[Mailbox]:
     """The SMTP server, running, with an empty list of messages."""
     if _mailbox.controller is None:
         _mailbox.start()
-    with _mailbox.lock:
-        _mailbox.messages.clear()
-        _mailbox.received.clear()
+    _mailbox.reset()
     yield _mailbox
+    _mailbox.reset()
     if _mailbox.controller is None:
         _mailbox.start()
 
@@ -141,92 +110,134 @@ def smtp(_mailbox: Mailbox) -> Iterator[Mailbox]:
 # -- the Celery worker -----------------------------------------------------------------------
 
 
-class WorkerProcess:
-    """``celery -A imtheboss.worker.celery_app worker -B`` as a subprocess in its own process group
-    (beat runs as its child), its output in ``log``."""
+PROCFILE_LINES = ("worker", "deadlines", "beat")  # the Procfile's worker processes
 
-    def __init__(self, env: dict[str, str], log: Path, name: str) -> None:
+
+def procfile_commands() -> dict[str, list[str]]:
+    """The Procfile's worker lines (``worker``, ``deadlines``, ``beat``: those it has) as argument
+    lists, ``celery`` run by this Python."""
+    commands = {}
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        name, _, command = line.partition(":")
+        if name.strip() in PROCFILE_LINES:
+            argv = shlex.split(command)
+            assert argv[0] == "celery", line
+            commands[name.strip()] = [sys.executable, "-m", *argv]
+    return commands
+
+
+class WorkerProcess:
+    """The worker processes the Procfile starts (the mail worker, the deadlines worker, beat),
+    each a subprocess in its own process group writing to ``<line>.log`` in ``folder``. The
+    tests run the workers with four threads each (the Procfile leaves the pool to Celery's
+    default). ``mark()`` notes how far the logs go; ``log_since(mark, line)`` reads on from
+    there."""
+
+    def __init__(self, env: dict[str, str], folder: Path, name: str) -> None:
         self.env = env
-        self.log = log
+        self.folder = folder
         self.name = name
-        self.proc: subprocess.Popen | None = None
+        self.procs: dict[str, subprocess.Popen] = {}
         self.starts = 0
+        self.tolerated: re.Pattern[str] | None = None
 
     @property
     def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return bool(self.procs) and all(p.poll() is None for p in self.procs.values())
+
+    def _command(self, line: str, argv: list[str]) -> list[str]:
+        if line == "beat":
+            return argv
+        return argv + [
+            "--pool", "threads", "--concurrency", "4", "-l", "info",
+            "-n", f"{line}-{self.name}@%h", "--without-mingle", "--without-gossip",
+        ]  # fmt: skip
+
+    def _log(self, line: str) -> Path:
+        return self.folder / f"{line}.log"
+
+    def mark(self) -> dict[str, int]:
+        """How long each process's log is now (bytes)."""
+        return {
+            line: self._log(line).stat().st_size if self._log(line).exists() else 0
+            for line in PROCFILE_LINES
+        }
+
+    def log_since(self, mark: dict[str, int] | None = None, line: str | None = None) -> str:
+        """What the processes (or the one Procfile ``line``) wrote after ``mark``."""
+        out = []
+        for name in [line] if line else PROCFILE_LINES:
+            if self._log(name).exists():
+                with self._log(name).open("rb") as fh:
+                    fh.seek((mark or {}).get(name, 0))
+                    out.append(fh.read().decode(errors="replace"))
+        return "".join(out)
 
     def start(self, timeout: float = 60.0) -> None:
-        """Start it and wait until the worker says it is ready and beat has started."""
-        assert not self.running
+        """Start them and wait until each worker says it is ready and beat has started."""
+        assert not self.procs
         self.starts += 1
-        offset = self.log.stat().st_size if self.log.exists() else 0
-        out = self.log.open("ab")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "imtheboss.worker.celery_app",
-                "worker",
-                "-B",
-                "--pool",
-                "threads",
-                "--concurrency",
-                "4",
-                "-l",
-                "info",
-                "-n",
-                f"{self.name}@%h",
-                "--without-mingle",
-                "--without-gossip",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
+        mark = self.mark()
+        for line, argv in procfile_commands().items():
+            with self._log(line).open("ab") as out:
+                self.procs[line] = subprocess.Popen(
+                    self._command(line, argv),
+                    cwd=ROOT,
+                    env=self.env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
 
         def ready() -> bool:
-            if self.proc is not None and self.proc.poll() is not None:
-                pytest.fail(f"the worker exited with {self.proc.returncode}:\n{self.tail()}")
-            with self.log.open("rb") as fh:
-                fh.seek(offset)
-                seen = fh.read().decode(errors="replace")
-            return " ready." in seen and "beat: Starting" in seen
+            for line, proc in self.procs.items():
+                if proc.poll() is not None:
+                    pytest.fail(f"{line} exited with {proc.returncode}:\n{self.tail()}")
+            started = {
+                line: "beat: Starting" if line == "beat" else " ready." for line in self.procs
+            }
+            return all(word in self.log_since(mark, line) for line, word in started.items())
 
-        wait_for(ready, timeout, what="the Celery worker to start")
+        wait_for(ready, timeout, what="the Celery workers and beat to start")
 
     def kill(self) -> None:
-        """``SIGKILL`` the worker and its beat (the whole process group)."""
-        if self.proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-        self.proc = None
+        """``SIGKILL`` every process (each whole process group)."""
+        for proc in self.procs.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        self.procs = {}
 
     def stop(self) -> None:
-        """A warm shutdown (``SIGTERM``); ``SIGKILL`` if it takes too long."""
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                pass
-            except ProcessLookupError:
-                pass
+        """A warm shutdown (``SIGTERM``); ``SIGKILL`` for what takes too long."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=15)
         self.kill()
 
-    def tail(self, lines: int = 60) -> str:
-        if not self.log.exists():
-            return ""
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+    def tolerate(self, pattern: str) -> None:
+        """Error lines matching ``pattern`` do not fail the current test (one that breaks the
+        worker's connections on purpose)."""
+        self.tolerated = re.compile(pattern)
+
+    def errors_since(self, mark: dict[str, int]) -> list[str]:
+        """The error lines logged after ``mark``, less the tolerated ones."""
+        return [
+            line
+            for line in self.log_since(mark).splitlines()
+            if ("ERROR/" in line or "CRITICAL/" in line)
+            and not (self.tolerated and self.tolerated.search(line))
+        ]
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(
+            f"---- {name} ----\n" + "\n".join(self.log_since(line=name).splitlines()[-lines:])
+            for name in PROCFILE_LINES
+        )
 
 
 @pytest.fixture(scope="session")
@@ -246,9 +257,11 @@ def _worker_process(
     env.update(
         PYTHONPATH=str(ROOT),
         REDIS_URL=redis_url,
-        DATABASE_URL=pg_url.replace("postgresql+psycopg://", "postgresql://"),
+        DATABASE_URL=pg_url.replace("postgresql+psycopg://", "postgresql://")
+        + f"?application_name={WORKER_DB_NAME}",
         SMTP_HOST="127.0.0.1",
         SMTP_PORT=str(_mailbox.port),
+        SMTP_TIMEOUT=str(SMTP_TIMEOUT),
         SWEEP_SECONDS=str(SWEEP_SECONDS),
         DEADLINE_STALE_SECONDS="5",  # lost deadline tasks are re-fired 5 s after due
         BATCH_DELAY_SECONDS=str(BATCH_DELAY_SECONDS),
@@ -259,7 +272,7 @@ def _worker_process(
         MIN_WINDOW_SECONDS=str(MIN_WINDOW_SECONDS),
         RATELIMIT_ENABLED="0",
     )
-    process = WorkerProcess(env, folder / "worker.log", f"tests-{worker_id}")
+    process = WorkerProcess(env, folder, f"tests-{worker_id}")
     yield process
     process.stop()
 
@@ -270,20 +283,16 @@ def worker(_worker_process: WorkerProcess, request: pytest.FixtureRequest) -> It
     ``kill()`` it and ``start()`` it again). Its log tail is printed when a test fails, and a
     task that failed during the test (a deadlock, an exception) fails the test."""
     if not _worker_process.running:
+        _worker_process.kill()  # what is left of them
         _worker_process.start()
-    offset = _worker_process.log.stat().st_size
+    mark = _worker_process.mark()
+    _worker_process.tolerated = None
     yield _worker_process
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
-        print("---- worker log ----\n" + _worker_process.tail(120))
+        print("---- worker logs ----\n" + _worker_process.tail(80))
         return
-    with _worker_process.log.open("rb") as fh:
-        fh.seek(offset)
-        errors = [
-            line
-            for line in fh.read().decode(errors="replace").splitlines()
-            if "ERROR/" in line or "CRITICAL/" in line
-        ]
+    errors = _worker_process.errors_since(mark)
     if errors:
         pytest.fail("the worker logged errors during the test:\n" + "\n".join(errors[:10]))
 
@@ -311,6 +320,7 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
         "BASE_URL": BASE_URL,
         "SMTP_HOST": "127.0.0.1",
         "SMTP_PORT": str(_mailbox.port),
+        "SMTP_TIMEOUT": str(SMTP_TIMEOUT),
         "SWEEP_SECONDS": str(SWEEP_SECONDS),
         "BATCH_DELAY_SECONDS": str(BATCH_DELAY_SECONDS),
         "MAIL_RETRY_MAX_SECONDS": str(RETRY_MAX_SECONDS),
@@ -327,7 +337,7 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
             os.environ[k] = v
 
 
-def _make_app(pg_url: str, tasks: bool):
+def _make_app(pg_url: str, tasks: bool, **config: Any) -> Any:
     return create_app(
         {
             "SQLALCHEMY_DATABASE_URI": pg_url,
@@ -338,6 +348,7 @@ def _make_app(pg_url: str, tasks: bool):
             "TASKS": tasks,
             "MIN_WINDOW_SECONDS": MIN_WINDOW_SECONDS,
             "RATELIMIT_ENABLED": False,
+            **config,
         }
     )
 
@@ -368,3 +379,24 @@ def quiet_app(app: Any, pg_url: str) -> Iterator[Any]:
     with application.app_context():
         db.session.remove()
         db.engine.dispose()
+
+
+@pytest.fixture
+def local_app(app: Any, pg_url: str, clock: Any) -> Iterator[Any]:
+    """``make(**config)``: an app on the same database (``TASKS`` off) whose ``CLOCK`` is
+    ``clock`` set a day ahead, with ``config`` on top, for running the worker's code in this
+    process (``deliver.run``) with settings of the test's own. The running worker's sweep goes
+    by the real clock, so it leaves the rows such an app writes alone (none is due for it)."""
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    made: list[Any] = []
+
+    def make(**config: Any) -> Any:
+        application = _make_app(pg_url, tasks=False, CLOCK=clock, **config)
+        made.append(application)
+        return application
+
+    yield make
+    for application in made:
+        with application.app_context():
+            db.session.remove()
+            db.engine.dispose()

@@ -12,6 +12,7 @@ import threading
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from helpers_worker import (
     flush_redis,
     players,
@@ -110,19 +111,15 @@ def test_a_deadline_task_delivered_twice_appends_one_event(quiet_app, worker):
         assert list(keys).count("timeout:w0") == 1
 
 
-def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, worker):
-    """``fire_deadline`` run twice at the same moment in two threads (as two workers would),
-    then once more: one event; the other runs find the window ended or the key used."""
-    importlib.import_module(
-        "imtheboss.worker.celery_app"
-    )  # the current Celery app: the tests' Redis db
+@pytest.fixture
+def later(quiet_app, pg_url, worker):
+    """The app on the same database with its clock an hour and a minute ahead: a ``SLOW``
+    game's first window is due for it, and not for the real worker's. Worker code run in this
+    process (``fire_deadline.run``) enqueues to the tests' Redis database."""
+    importlib.import_module("imtheboss.worker.celery_app")  # the current Celery app
     from imtheboss.web import create_app
-    from imtheboss.worker.tasks import fire_deadline
 
-    with quiet_app.app_context():
-        gid = create_game("Threads", players("threads"), SLOW, seed=3).game_id
-    # An hour on: the window is due for this clock, and not for the real worker's.
-    later = create_app(
+    application = create_app(
         {
             "SQLALCHEMY_DATABASE_URI": pg_url,
             "SECRET_KEY": quiet_app.config["SECRET_KEY"],
@@ -132,6 +129,19 @@ def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, wo
             "CLOCK": lambda: datetime.now(UTC) + timedelta(hours=1, minutes=1),
         }
     )
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, later):
+    """``fire_deadline`` run twice at the same moment in two threads (as two workers would),
+    then once more: one event; the other runs find the window ended or the key used."""
+    from imtheboss.worker.tasks import fire_deadline
+
+    with quiet_app.app_context():
+        gid = create_game("Threads", players("threads"), SLOW, seed=3).game_id
     results: list[str] = []
     gate = threading.Barrier(2)
 
@@ -149,10 +159,38 @@ def test_fire_deadline_run_twice_at_once_appends_one_event(quiet_app, pg_url, wo
     with later.app_context():
         results.append(fire_deadline.run(gid, "w0"))
         db.session.remove()
-        later_engine = db.engine
-    later_engine.dispose()
     assert sorted(results[:2]) in (["ended", "fired"], ["duplicate", "fired"]), results
     assert results[2] == "ended"
+    with quiet_app.app_context():
+        assert timed_out_windows(gid) == ["w0"]
+        assert deadline_rows(gid)["w0"].state == "done"
+
+
+def test_a_seat_cannot_switch_off_a_deadline_by_claiming_its_key(quiet_app, later):
+    """A seat sends chats with the keys the scheduler uses for the first windows
+    (``timeout:w0``, ``timeout:w1``: window ids are predictable): the deadline still fires,
+    once (a seat's keys are the seat's own)."""
+    from imtheboss.worker.tasks import fire_deadline
+
+    with quiet_app.app_context():
+        created = create_game("Claimed", players("claimed"), SLOW, seed=4)
+    gid = created.game_id
+    client = quiet_app.test_client()
+    bearer = {"Authorization": f"Bearer {created.seat_tokens[1]}"}
+    for window in ("w0", "w1"):
+        response = client.post(
+            f"/api/games/{gid}/commands",
+            json={
+                "command": {"do": "chat", "text": "mine"},
+                "idempotency_key": f"timeout:{window}",
+            },
+            headers=bearer,
+        )
+        assert response.status_code == 201, response.get_json()
+    with later.app_context():
+        assert fire_deadline.run(gid, "w0") == "fired"
+        assert fire_deadline.run(gid, "w0") == "ended"
+        db.session.remove()
     with quiet_app.app_context():
         assert timed_out_windows(gid) == ["w0"]
         assert deadline_rows(gid)["w0"].state == "done"
@@ -199,3 +237,22 @@ def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, 
             assert_each_window_once(gid, paused - timedelta(seconds=2))
         for gid, window in pending:
             assert timed_out_windows(gid).count(window) == 1
+
+
+def test_a_hanging_smtp_server_never_delays_a_deadline(app, smtp, worker):
+    """The SMTP server accepts connections and never answers: every send of the game's mail
+    hangs (more sends than the mail worker has threads). The first window still times out
+    while all of them are hanging: deadlines run on a queue and in a worker of their own, which
+    never runs a mail task."""
+    mark = worker.mark()
+    with smtp.hang() as silent, app.app_context():
+        gid = create_game("Hang", players("hang", 4), {"windows": {"turn": 3}}, seed=1).game_id
+        wait_for(lambda: silent.accepted >= 4, 10, what="the sends to reach the server")
+        wait_for(lambda: "w0" in timed_out_windows(gid), 30, what="the first window to time out")
+        given_up = silent.given_up  # sends that had stopped waiting when the deadline fired
+        set_status(gid, "paused")
+    assert given_up == 0, "the deadline waited for a send to give up"
+    deadlines_log = worker.log_since(mark, "deadlines")
+    assert "tasks.fire_deadline[" in deadlines_log and "tasks.game_changed[" in deadlines_log
+    assert "tasks.deliver[" not in deadlines_log and "tasks.send_batch[" not in deadlines_log
+    assert "tasks.deliver[" in worker.log_since(mark, "worker")

@@ -24,10 +24,15 @@ from helpers_worker import (
     card_plays,
     find_opening,
     legal,
+    open_deal_on,
     players,
+    rows_of,
+    settled,
+    timed_out_windows,
     uninvolved,
     wait_for,
 )
+from imtheboss.engine.views import legal_commands
 from imtheboss.web import queue
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import create_game, mark_seen, set_status
@@ -62,17 +67,8 @@ def links(msg: EmailMessage) -> set[str]:
     return {link.replace("&amp;", "&") for link in found}
 
 
-def rows_of(game_id: str, seat: int | None = None) -> list[Notification]:
-    query = select(Notification).where(Notification.game_id == game_id)
-    if seat is not None:
-        query = query.where(Notification.seat_index == seat)
-    out = list(db.session.execute(query.order_by(Notification.id)).scalars())
-    db.session.rollback()
-    return out
-
-
 def all_sent(game_id: str) -> bool:
-    return all(r.email_state != "pending" for r in rows_of(game_id))
+    return settled(rows_of(game_id))
 
 
 def seat_row(game_id: str, seat: int) -> Seat:
@@ -84,7 +80,7 @@ def seat_row(game_id: str, seat: int) -> Seat:
 
 
 def task_done(worker: Any, task_id: str) -> bool:
-    return f"[{task_id}] succeeded" in worker.log.read_text(errors="replace")
+    return f"[{task_id}] succeeded" in worker.log_since()
 
 
 def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet_app, smtp, worker):
@@ -140,7 +136,7 @@ def test_one_click_unsubscribe_without_a_session_stops_mail_to_that_seat(app, sm
 
         def later_rows_settled() -> list[Notification]:
             later = [r for r in rows_of(gid, 0) if r.created_at > stopped]
-            return later if later and all(r.email_state != "pending" for r in later) else []
+            return later if later and settled(later) else []
 
         # Turns go round every 2 s: seat 0 is asked again (and reminded) while unsubscribed.
         later = wait_for(later_rows_settled, 20, what="seat 0 to be asked again")
@@ -161,9 +157,7 @@ def test_get_and_head_on_every_emailed_link_change_nothing(app, smtp, worker):
     with app.app_context():
         created = create_game("Links", players("links"), SLOW, seed=seed)
         gid = created.game_id
-        active = next(s for s in range(3) if legal(gid, s, "place_marker"))
-        act(gid, active, {"do": "place_marker", "space": space}, "k1")
-        act(gid, active, {"do": "open_deal"}, "k2")
+        active = open_deal_on(gid, space, 3)
         act(gid, active, {"do": "fail"}, "k3")
         wait_for(lambda: all_sent(gid), 20, what="the mail")
         mails = smtp.about("Links")
@@ -263,9 +257,7 @@ def test_mail_waits_for_the_smtp_server_and_goes_out_once_it_is_back(app, smtp, 
     smtp.stop()
     with app.app_context():
         gid = create_game("Outage", players("outage", 4), SLOW, seed=seed).game_id
-        active = next(s for s in range(4) if legal(gid, s, "place_marker"))
-        act(gid, active, {"do": "place_marker", "space": space}, "k1")
-        act(gid, active, {"do": "open_deal"}, "k2")
+        active = open_deal_on(gid, space, 4)
         act(gid, active, {"do": "fail"}, "k3")
 
         def retried() -> bool:  # every row tried and failed at least twice (news included)
@@ -298,9 +290,7 @@ def test_a_reminder_goes_to_each_seat_still_owing_an_answer_at_80_percent(app, s
     windows = {"windows": {"turn": 3600, "stop": 15, "last_call": 3600, "negotiation": 7200}}
     with app.app_context():
         gid = create_game("Remind", players("remind"), windows, seed=seed).game_id
-        active = next(s for s in range(3) if legal(gid, s, "place_marker"))
-        act(gid, active, {"do": "place_marker", "space": space}, "k1")
-        act(gid, active, {"do": "open_deal"}, "k2")
+        open_deal_on(gid, space, 3)
         seat, card = next(
             (s, c) for s in range(3) for c in legal(gid, s, "travel") + legal(gid, s, "boss")
         )
@@ -340,9 +330,7 @@ def test_news_waits_and_goes_out_as_one_email_unless_the_seat_has_looked(app, sm
     seed, space = find_opening(4, lambda state, space: len(uninvolved(state, space)) >= 2)
     with app.app_context():
         gid = create_game("News", players("news", 4), SLOW, seed=seed).game_id
-        active = next(s for s in range(4) if legal(gid, s, "place_marker"))
-        act(gid, active, {"do": "place_marker", "space": space}, "k1")
-        act(gid, active, {"do": "open_deal"}, "k2")
+        active = open_deal_on(gid, space, 4)
         act(gid, active, {"do": "fail"}, "k3")
         made = datetime.now(UTC)
         news = {}
@@ -370,3 +358,80 @@ def test_news_waits_and_goes_out_as_one_email_unless_the_seat_has_looked(app, sm
     looked_mail = smtp.to(players("news", 4)[looked][1])
     assert not [m for m in looked_mail if "things happened" in str(m["Subject"])]
     assert all(not any(r.text in body(m, "plain") for r in news[looked]) for m in looked_mail)
+
+
+def test_a_reminder_whose_window_ended_before_it_could_go_out_is_dropped(app, smtp, worker):
+    """The reminder for the first window is written while the SMTP server is down; the window
+    times out before the server is back: the reminder is ``skipped``, never sent late."""
+    # 10 s: the reminder is due from 8 s on, and the sweep (every second) finds it before 10 s.
+    windows = {"windows": {"turn": 10, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
+    smtp.stop()
+    with app.app_context():
+        gid = create_game("Late", players("late"), windows, seed=9).game_id
+
+        def tried() -> list[Notification]:
+            rows = [r for r in rows_of(gid) if r.kind == "reminder" and r.body["window"] == "w0"]
+            return rows if rows and rows[0].attempts >= 1 else []
+
+        (reminder,) = wait_for(tried, 20, what="a failed try at the reminder")
+        wait_for(lambda: "w0" in timed_out_windows(gid), 20, what="the first window to time out")
+        set_status(gid, "paused")
+        smtp.start()
+
+        def reminder_settled() -> Notification | None:
+            row = next(r for r in rows_of(gid) if r.id == reminder.id)
+            return row if settled([row]) else None
+
+        row = wait_for(reminder_settled, 40, what="the reminder to be settled")
+        wait_for(lambda: all_sent(gid), 40, what="the rest of the mail")
+    assert row.email_state == "skipped"
+    address = players("late")[reminder.seat_index][1]
+    assert smtp.to(address), "the seat's other mail went out once the server was back"
+    assert not [m for m in smtp.to(address) if "reminder" in str(m["Subject"])]
+
+
+def offers(state: Any) -> list[tuple[int, dict[str, Any]]]:
+    """``(seat, command)`` for every offer a seat other than the boss can make now."""
+    return [
+        (seat, cmd)
+        for seat in range(state.n)
+        if seat != state.deal.boss
+        for cmd in legal_commands(state, seat)
+        if cmd["do"] == "offer"
+    ]
+
+
+def test_forty_new_terms_in_a_burst_give_each_side_one_mail(app, smtp, worker):
+    """A provider re-offers 40 times and the boss answers each with new terms, in a burst: the
+    boss gets one mail listing the offers, the provider one listing the boss's terms (batched
+    like news); the inbox keeps every one."""
+    seed, space = find_opening(3, lambda state, space: bool(offers(state)))
+    with app.app_context():
+        gid = create_game("Terms", players("terms"), SLOW, seed=seed).game_id
+        boss = open_deal_on(gid, space, 3)
+        provider, offer = next(
+            (s, c) for s in range(3) if s != boss for c in legal(gid, s, "offer")
+        )
+        for i in range(40):
+            act(gid, provider, {**offer, "price": {"cash": i % 9 + 1}}, f"offer-{i}")
+            terms = {"do": "propose", "to": provider, "card": offer["card"]}
+            act(gid, boss, {**terms, "price": {"cash": i % 7 + 1}}, f"propose-{i}")
+
+        def terms_settled() -> list[Notification]:
+            rows = [r for r in rows_of(gid) if r.kind == "offer"]
+            return rows if settled(rows) else []
+
+        rows = wait_for(terms_settled, 40, what="the mail about the terms")
+    for seat in (boss, provider):
+        terms_rows = [r for r in rows if r.seat_index == seat]
+        assert len(terms_rows) == 40  # the inbox shows each
+        assert {r.email_state for r in terms_rows} == {"sent"}
+        about = [
+            m
+            for m in smtp.to(players("terms")[seat][1])
+            if any(r.text in body(m, "plain") for r in terms_rows)
+        ]
+        assert len(about) == 1, [str(m["Subject"]) for m in about]
+        (mail,) = about
+        well_formed(mail)
+        assert all(r.text in body(mail, "plain") for r in terms_rows)

@@ -19,15 +19,13 @@ TASK = re.compile(r"Task [\w.]+\[(?P<id>[0-9a-f-]{36})\] (?P<what>\w+)")
 def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
     """Mail that cannot go out (the SMTP server is down) makes the delivery tasks log a
     warning through the app's logger; Celery's own lines name the task too."""
-    offset = worker.log.stat().st_size
+    mark = worker.mark()
     smtp.stop()
     with app.app_context():
         create_game("Task ids", players("taskids", 3), SLOW)
 
     def lines() -> list[re.Match]:
-        with worker.log.open("rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode(errors="replace")
+        text = worker.log_since(mark)
         return [m for m in map(LINE.match, text.splitlines()) if m]
 
     def warned() -> list[re.Match]:

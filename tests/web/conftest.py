@@ -1,0 +1,37 @@
+"""Fixtures of the web tests beyond tests/conftest.py: ``world``, two games for the bad-input
+tests and the fuzz test (the first in a running negotiation)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers_api import World, find_deal_plan
+from helpers_deal import PLAYERS
+from imtheboss.web.service import create_game
+
+
+@pytest.fixture
+def world(app, client) -> World:
+    """Game ``gid`` with a deal opened by ``boss`` (``other`` may offer ``offer_card``), and
+    ``other_gid``, a second game with tokens of its own."""
+    plan = find_deal_plan()
+    with app.app_context():
+        created = create_game("bad input", PLAYERS, seed=plan.seed)
+        second = create_game("another", PLAYERS)
+    w = World(
+        client,
+        created.game_id,
+        created.seat_tokens,
+        created.admin_token,
+        plan.boss,
+        plan.provider,
+        second.game_id,
+        second.seat_tokens,
+    )
+    w.offer_card = plan.offer_card
+    for key, cmd in (
+        ("marker", {"do": "place_marker", "space": plan.space}),
+        ("open", {"do": "open_deal"}),
+    ):
+        response = w.cmd(cmd, plan.boss, key)
+        assert response.status_code == 201, response.get_json()
+    return w

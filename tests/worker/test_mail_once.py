@@ -1,0 +1,184 @@
+"""At most once: a mail is never sent twice, whatever dies around the send.
+
+- The worker's database connections are killed (``pg_terminate_backend``) again and again while
+  over 100 mails (urgent ones and batches) go out through a slow SMTP server: no mail arrives
+  twice.
+- A worker killed in the middle of sends leaves its rows ``sending``: they are never sent
+  again; the sweep marks them ``unknown`` once they are long past any send, and the organiser
+  sees that they may not have gone out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from email.message import EmailMessage
+
+from helpers_db import admin_conn
+from helpers_worker import (
+    WORKER_DB_NAME,
+    act,
+    admin_page,
+    find_opening,
+    open_deal_on,
+    players,
+    rows_of,
+    undelivered_block,
+    uninvolved,
+    wait_for,
+)
+from imtheboss.web import queue
+from imtheboss.web.models import Notification, db
+from imtheboss.web.service import create_game
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
+DB_ERRORS = (
+    r"OperationalError|terminating connection|server closed the connection|consuming input failed"
+    r"|connection is (closed|lost)|connection.*(reset|broken)"
+)
+
+
+def backdate(game_id: str, column: str, minutes: int) -> None:
+    """Move the game's notification times ``column`` back: the worker runs on the real clock."""
+    db.session.execute(
+        text(
+            f"UPDATE notifications SET {column} = {column} - make_interval(mins => :m)"
+            " WHERE game_id = :g"
+        ),
+        {"m": minutes, "g": game_id},
+    )
+    db.session.commit()
+
+
+def carried(mail: EmailMessage, row: Notification) -> bool:
+    """Whether ``mail`` tells about ``row`` (its plain part lists each row's text on a line)."""
+    return f"- {row.text}" in mail.get_body(("plain",)).get_content().splitlines()
+
+
+class Killer(threading.Thread):
+    """Terminates every connection of the worker to ``database`` (this session's: other test
+    sessions may run beside it), every ``every`` seconds."""
+
+    def __init__(self, database: str, every: float) -> None:
+        super().__init__(name="pg-killer", daemon=True)
+        self.database = database
+        self.every = every
+        self.killed = 0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        with admin_conn() as conn:
+            while not self.stopping.wait(self.every):
+                (count,) = conn.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE application_name = %s AND datname = %s",
+                    (WORKER_DB_NAME, self.database),
+                ).fetchone()
+                self.killed += count
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(10)
+
+
+def test_killed_database_connections_never_send_a_mail_twice(quiet_app, pg_url, smtp, worker):
+    """Over 100 mails (20 games' invitations and first moves; in five of them a deal opened and
+    failed, so news goes out in batches too) go out through a slow SMTP server while every
+    database connection of the worker is killed every 0.15 s, until every row is ``sent`` or
+    ``sending`` (taken by a try) or a minute has passed; then the kills stop and the rest gets
+    there. No row is told of in two mails, and every row marked ``sent`` in exactly one (a row
+    left ``sending`` in at most one)."""
+    worker.tolerate(DB_ERRORS)
+    smtp.delay = 0.05  # a slow server: the kills land in the middle of sends too
+    seed, space = find_opening(4, lambda state, space: len(uninvolved(state, space)) >= 1)
+    with quiet_app.app_context():  # nothing is queued until the test says so
+        games = {}
+        for i in range(20):
+            title = f"Once {i}"
+            gid = create_game(title, players(f"once{i}", 4), SLOW, seed=seed).game_id
+            if i < 5:
+                boss = open_deal_on(gid, space, 4)
+                act(gid, boss, {"do": "fail"}, "k3")
+            games[gid] = title
+
+        def rows() -> list[tuple[str, Notification]]:
+            return [(title, row) for gid, title in games.items() for row in rows_of(gid)]
+
+        def tried() -> bool:
+            return all(row.email_state in ("sent", "sending") for _, row in rows())
+
+        assert len(rows()) > 100
+        assert any(not row.urgent for _, row in rows())
+        killer = Killer(make_url(pg_url).database, every=0.15)
+        killer.start()
+        try:
+            for gid in games:
+                queue.send("imtheboss.worker.tasks.game_changed", gid)
+            end = time.monotonic() + 60
+            wait_for(lambda: tried() or time.monotonic() > end, 70, every=0.5)
+        finally:
+            killer.stop()
+        wait_for(tried, 120, every=0.5, what="every row to be tried once the kills stop")
+        final = rows()
+    assert killer.killed > 0
+    told: Counter = Counter()
+    for title, row in final:
+        address = players(f"once{title.split()[1]}", 4)[row.seat_index][1]
+        mails = [m for m in smtp.about(title) if str(m["To"]) == address]
+        told[row.id] = sum(carried(m, row) for m in mails)
+    twice = {row.id: told[row.id] for _, row in final if told[row.id] > 1}
+    assert not twice, f"{len(twice)} of {len(final)} rows were mailed more than once: {twice}"
+    unsent = [row.id for _, row in final if row.email_state == "sent" and told[row.id] != 1]
+    assert not unsent, f"rows marked sent but never mailed: {unsent}"
+
+
+def test_mail_left_sending_by_a_killed_worker_is_never_sent_again(quiet_app, smtp, worker):
+    """The worker is killed while its sends hang: those rows stay ``sending`` and are not sent
+    again after a restart (the sweep re-queues nothing of theirs, even once they look long
+    lost); past the stale time they become ``unknown`` and the admin page says they may not
+    have gone out."""
+    with quiet_app.app_context():
+        created = create_game("Lost", players("lost"), SLOW, seed=30)
+        gid = created.game_id
+        with smtp.hang() as silent:
+            queue.send("imtheboss.worker.tasks.game_changed", gid)
+
+            def hanging() -> bool:
+                rows = rows_of(gid)
+                return silent.accepted >= len(rows) and all(
+                    r.email_state == "sending" for r in rows
+                )
+
+            wait_for(hanging, 20, what="every send to hang")
+            worker.kill()
+        count = len(rows_of(gid))
+        backdate(
+            gid, "created_at", 5
+        )  # as if the kill was long ago: a pending row would be re-sent
+        restarted = worker.mark()
+        worker.start()
+        control = create_game("Alive", players("alive"), SLOW, seed=31).game_id
+        queue.send("imtheboss.worker.tasks.game_changed", control)
+        wait_for(lambda: len(smtp.about("Alive")) == 4, 30, what="mail from the restarted worker")
+        wait_for(
+            lambda: worker.log_since(restarted, "deadlines").count("tasks.sweep[") >= 6,
+            20,
+            what="three sweeps since the restart (each logged when received and done)",
+        )
+        assert {r.email_state for r in rows_of(gid)} == {"sending"}
+        backdate(
+            gid, "emailed_at", 11
+        )  # long past any send (the stale time is 10 minutes at least)
+        wait_for(
+            lambda: {r.email_state for r in rows_of(gid)} == {"unknown"},
+            20,
+            what="the sweep to mark the lost sends unknown",
+        )
+        page = admin_page(quiet_app, gid, created.admin_token)
+    assert smtp.about("Lost") == []
+    block = undelivered_block(page)
+    assert block.count("may not have gone out") == count
+    assert "you are invited" in block and "place the marker to start" in block
