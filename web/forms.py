@@ -163,7 +163,9 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             rows.append((name, email))
         if not 2 <= len(rows) <= MAX_PLAYERS:
-            raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules, V9)"))
+            raise ValueError(
+                _l("a game takes 2 to 6 players (two play by the two-player rules, V9)")
+            )
         return rows
 
     def window_seconds(self) -> dict[str, int]:
