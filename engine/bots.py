@@ -89,7 +89,9 @@ class SensibleBot:
     and otherwise lets things happen."""
 
     def __init__(self) -> None:
-        self.counters: Counter[tuple[int, int, str | None]] = Counter()
+        # How often this bot named terms, by (deal, seat, letter); a deal is known by its
+        # negotiation window's id, the same in every process and every replay.
+        self.counters: Counter[tuple[str, int, str | None]] = Counter()
 
     def choose(self, state: GameState, seat: int, legal: list[dict[str, Any]], rng: random.Random):
         by_do: dict[str, list[dict[str, Any]]] = {}
@@ -207,12 +209,12 @@ class SensibleBot:
                 if letter and letter not in covered and amount <= fair * 2:
                     return c
             for c in by_do.get("reject", []):
-                key = (id(deal), c["with"], c.get("letter"))
+                key = (deal.window.id, c["with"], c.get("letter"))
                 if c.get("letter") in covered or self.counters[key] >= 2:
                     return c
             for c in by_do.get("propose", []):
                 letter = card_letter(c["card"]) if c.get("card") else None
-                key = (id(deal), c["to"], letter)
+                key = (deal.window.id, c["to"], letter)
                 current = deal.terms.get((c["to"], letter))
                 waiting = current is not None and current.by == "boss"
                 if letter and letter not in covered and self.counters[key] < 2 and not waiting:
@@ -226,8 +228,10 @@ class SensibleBot:
             if amount >= fair * 0.7:
                 return c
         for c in by_do.get("offer", []):
+            if "card" not in c:  # a counter to terms for no card: the accept above decides
+                continue
             letter = card_letter(c["card"])
-            key = (id(deal), seat, letter)
+            key = (deal.window.id, seat, letter)
             if (
                 letter not in set(sources(s))
                 and self.counters[key] < 2

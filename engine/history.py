@@ -29,12 +29,12 @@ def describe(event: Event, players: list[str], seat: int | None = None) -> str:
     """One line for ``event`` as ``seat`` may see it (``None``: a spectator)."""
     d = redact_event(event, seat)
     name = players.__getitem__
+    t = d["type"]
 
     def who(key: str = "seat") -> str:
         value = d.get(key)
         return name(value) if isinstance(value, int) else "the server"
 
-    t = event.type
     if t == "game_started":
         return f"Game started for {', '.join(d['players'])}; seed hash {d['seed_hash'][:12]}…"
     if t == "marker_placed":
@@ -113,4 +113,12 @@ def describe(event: Event, players: list[str], seat: int | None = None) -> str:
         return f"{who()} is away: windows do not wait" if d["away"] else f"{who()} is back"
     if t == "chat":
         return f"{who()}: {d['text']}"
+    if t == "orders_set":
+        return "Your standing orders changed"  # only the seat itself sees this event (A10)
+    if t == "private":
+        return "(something private to another player)"
+    if t == "proxy_scheduled":
+        return f"If {who()} stays away, the server plays for them from {d['deadline']}"
+    if t == "proxy_started":
+        return f"{who()} has been away too long: the server plays for them until they are back"
     return t

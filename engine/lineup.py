@@ -105,6 +105,20 @@ def missing(state: GameState) -> list[str]:
     return out
 
 
+def still_needed(state: GameState) -> set[str]:
+    """The letters a card would help with now (A10, boss limits): a required letter nothing
+    taking part fills yet, or any unfilled letter of a choice group that is still short."""
+    deal = state.deal
+    assert deal is not None
+    space = state.board.spaces[deal.space]
+    avail = sources(state)
+    out = {letter for letter in space.required if letter not in avail}
+    for choice in space.choices:
+        if sum(1 for x in choice.of if x in avail) < choice.k:
+            out |= {x for x in choice.of if x not in avail}
+    return out
+
+
 def can_supply(state: GameState, seat: int, letter: str) -> bool:
     """R4.7: ``seat`` still has a card for ``letter`` that can take part: an investor card it
     controls that is not on travel, or one of its family cards on the table."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +16,9 @@ DEFAULT_WINDOWS = {
 }
 
 
+MAX_PROXY_HOURS = 30 * 24
+
+
 class OptionsError(ValueError):
     """Options that cannot be used; the message names the field."""
 
@@ -26,13 +29,17 @@ class Options:
 
     ``variants``: sorted tuple of ``"V1"``..``"V9"``. ``must_roll_after_close``: R3.5's stricter
     reading. ``open_money``: R7.1 (everyone sees every total). ``windows``: seconds for the
-    ``turn``, ``stop``, ``last_call`` and ``negotiation`` windows (A1).
+    ``turn``, ``stop``, ``last_call`` and ``negotiation`` windows (A1). ``proxy_hours``: A11, the
+    server plays for a seat away this many hours since its last own act (0: never).
+    ``quiet_hours``: A12, windows do not run out in the night of a seat they wait for.
     """
 
     variants: tuple[str, ...] = ()
     must_roll_after_close: bool = False
     open_money: bool = False
     windows: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WINDOWS))
+    proxy_hours: int = 0
+    quiet_hours: bool = False
 
     def has(self, variant: str) -> bool:
         """True when ``variant`` (e.g. ``"V4"``) is on."""
@@ -46,12 +53,21 @@ class Options:
         """V9 applies: a 2-player game always, or V8 with 3-6 players."""
         return players == 2 or self.has("V9") or self.has("V8")
 
+    def for_players(self, players: int) -> Options:
+        """These options for a game of ``players`` seats: two players imply the two-player
+        rules V9 (R2.1), which are added when missing."""
+        if players == 2 and not self.has("V9"):
+            return replace(self, variants=tuple(sorted({*self.variants, "V9"})))
+        return self
+
     def to_json(self) -> dict[str, Any]:
         return {
             "variants": list(self.variants),
             "must_roll_after_close": self.must_roll_after_close,
             "open_money": self.open_money,
             "windows": dict(self.windows),
+            "proxy_hours": self.proxy_hours,
+            "quiet_hours": self.quiet_hours,
         }
 
     @classmethod
@@ -61,13 +77,20 @@ class Options:
         if data is not None and not isinstance(data, dict):
             raise OptionsError("options must be an object")
         data = dict(data or {})
-        unknown = set(data) - {"variants", "must_roll_after_close", "open_money", "windows"}
+        unknown = set(data) - {
+            "variants",
+            "must_roll_after_close",
+            "open_money",
+            "windows",
+            "proxy_hours",
+            "quiet_hours",
+        }
         if unknown:
             raise OptionsError(f"unknown option {sorted(unknown)[0]!r}")
         variants = data.get("variants", [])
         if not isinstance(variants, list | tuple) or any(v not in VARIANTS for v in variants):
             raise OptionsError(f"variants must be a list of {', '.join(VARIANTS)}")
-        for key in ("must_roll_after_close", "open_money"):
+        for key in ("must_roll_after_close", "open_money", "quiet_hours"):
             if not isinstance(data.get(key, False), bool):
                 raise OptionsError(f"{key} must be true or false")
         windows = dict(DEFAULT_WINDOWS)
@@ -84,7 +107,12 @@ class Options:
             ):
                 raise OptionsError(f"window {kind!r} must be 1 to 2592000 seconds")
             windows[kind] = seconds
+        proxy = data.get("proxy_hours", 0)
+        if type(proxy) is not int or not 0 <= proxy <= MAX_PROXY_HOURS:
+            raise OptionsError(f"proxy_hours must be 0 (never) to {MAX_PROXY_HOURS} hours")
         return cls(
+            proxy_hours=proxy,
+            quiet_hours=data.get("quiet_hours", False),
             variants=tuple(sorted(set(variants))),
             must_roll_after_close=data.get("must_roll_after_close", False),
             open_money=data.get("open_money", False),

@@ -131,7 +131,7 @@ def _seat_state(spec: Any, seats: dict[str, int]) -> dict[str, Any]:
             raise ScenarioError(f"state.{key} must be a list of names")
     if not all(type(x) is int for x in spec.get("covered", [])):
         raise ScenarioError("state.covered must be a list of space indices")
-    for key in ("investors", "hands", "money"):
+    for key in ("investors", "hands", "money", "orders"):
         if key in spec:
             if not isinstance(spec[key], dict):
                 raise ScenarioError(f"state.{key} must be an object by player")

@@ -14,6 +14,7 @@ from imtheboss.engine.board import LETTERS, Board
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE, SHORT_GAME_REMOVED_TILES
 from imtheboss.engine.events import Event
 from imtheboss.engine.options import Options
+from imtheboss.engine.orders import NO_ORDERS, Orders, OrdersError
 from imtheboss.engine.rng import seed_hash, shuffled
 from imtheboss.engine.state import format_time
 
@@ -37,8 +38,6 @@ def _check_players(players: Sequence[str], options: Options) -> None:
         not isinstance(p, str) or not p.strip() for p in players
     ):
         raise SetupError("players need distinct, non-empty names")
-    if len(players) == 2 and not options.has("V9"):
-        raise SetupError("a 2-player game needs the two-player rules (V9)")
     if not 2 <= len(players) <= 6:
         raise SetupError("I'm the Boss! takes 3 to 6 players (2 with V9)")
 
@@ -55,10 +54,14 @@ def new_game(
     seed: int | str,
     at: datetime,
     forced_dice: Sequence[int] = (),
+    orders: Sequence[Orders] | None = None,
 ) -> list[Event]:
     """R2 setup: investors dealt at random (R2.2), deck shuffled, 5 cards each (R2.3), first
-    player places the marker (R2.4). Returns ``[game_started]``. Raises ``SetupError``."""
+    player places the marker (R2.4). Two players play by the two-player rules (V9 is added to
+    ``options``, R2.1). ``orders``: each seat's standing orders to start with (A10; none by
+    default). Returns ``[game_started]``. Raises ``SetupError``."""
     _check_players(players, options)
+    options = options.for_players(len(players))
     n = len(players)
     per_seat = {2: 3, 3: 2}.get(n, 1)
     order = shuffled(seed, 0, list(range(6)))
@@ -86,8 +89,21 @@ def new_game(
             marker=None,
             active=first_player(investors),
             may_deal_in_place=True,
+            orders=_check_orders(orders, n),
         )
     ]
+
+
+def _check_orders(orders: Sequence[Any] | None, n: int) -> list[Orders] | None:
+    """Starting orders, one per seat (``Orders`` or their JSON). Raises ``SetupError``."""
+    if orders is None:
+        return None
+    if len(orders) != n:
+        raise SetupError("orders: one set of standing orders per seat")
+    try:
+        return [o if isinstance(o, Orders) else Orders.from_json(o) for o in orders]
+    except OrdersError as exc:
+        raise SetupError(f"orders: {exc}") from None
 
 
 def _started(players, options, board, seed, at, forced_dice, **pos: Any) -> Event:
@@ -111,7 +127,21 @@ def _started(players, options, board, seed, at, forced_dice, **pos: Any) -> Even
         "deadline": format_time(at + options.window("turn")),
         **pos,
     }
+    if options.proxy_hours:  # A11: every seat's last act counts from the start
+        data["at"] = format_time(at)
+    orders = data.pop("orders", None)
+    if orders and any(o != NO_ORDERS for o in orders):  # A10, private to each seat
+        data["orders"] = [o.to_json() for o in orders]
     return Event("game_started", data)
+
+
+def _position_orders(spec: Any, n: int) -> list[Orders] | None:
+    """A position's ``orders``: ``{seat: orders JSON}`` for the seats that have some."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or any(type(s) is not int or not 0 <= s < n for s in spec):
+        raise SetupError("orders are by player")
+    return _check_orders([spec.get(s, {}) for s in range(n)], n)
 
 
 def position(
@@ -126,6 +156,7 @@ def position(
     """A chosen mid-game position (docs/scenarios.md ``state``), with seats by index and cards by
     name. Raises ``SetupError`` when the 98 influence cards do not add up or a field is wrong."""
     _check_players(players, options)
+    options = options.for_players(len(players))
     n = len(players)
     allowed = {
         "investors",
@@ -140,6 +171,7 @@ def position(
         "marker",
         "active",
         "may_deal_in_place",
+        "orders",
     }
     unknown = set(spec) - allowed
     if unknown:
@@ -233,5 +265,6 @@ def position(
             marker=marker,
             active=active,
             may_deal_in_place=may,
+            orders=_position_orders(spec.get("orders"), n),
         )
     ]

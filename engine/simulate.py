@@ -20,6 +20,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import describe
 from imtheboss.engine.options import VARIANTS, Options
+from imtheboss.engine.orders import Orders
 from imtheboss.engine.setup import SetupError, new_game
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import legal_commands, next_deadline
@@ -68,11 +69,14 @@ def simulate(
     max_commands: int = MAX_COMMANDS,
     observer: Callable[[GameState, Command, list[Event]], None] | None = None,
     on_start: Callable[[GameState], None] | None = None,
+    orders: list[Orders] | None = None,
+    proxy_hours: int = 0,
 ) -> SimulatedGame:
     """Play a whole game. ``bots``: ``"sensible"``, ``"random"``, ``"mixed"`` or one bot per seat.
     ``idle_seats`` never act (their windows time out, A5/A6). ``observer(state, command,
     events)`` is called after each accepted command with the state after it (for tests).
-    Raises ``SimulationError``."""
+    ``orders``: each seat's standing orders from the start (A10); ``proxy_hours``: the away
+    proxy (A11). Raises ``SimulationError``."""
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise SimulationError(f"unknown variant {bad[0]!r}; use V1..V9")
@@ -88,9 +92,11 @@ def simulate(
             raise SimulationError(f"unknown bot {bots!r}")
     else:
         seat_bots = list(bots)
-    options = Options.from_json({"variants": list(variants)})
+    options = Options.from_json({"variants": list(variants), "proxy_hours": proxy_hours})
     try:
-        events = new_game(NAMES[:players], options, board or default_board(), seed, START)
+        events = new_game(
+            NAMES[:players], options, board or default_board(), seed, START, orders=orders
+        )
     except SetupError as exc:
         raise SimulationError(str(exc)) from None
     state = replay(events)

@@ -37,6 +37,7 @@ from imtheboss.engine.board import Board, load_board
 from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
 from imtheboss.engine.events import Event
 from imtheboss.engine.options import Options
+from imtheboss.engine.orders import NO_ORDERS, Orders
 
 INFLUENCE_EVENTS = frozenset({"family_played", "card_pending", "card_stopped"})
 
@@ -122,6 +123,8 @@ class Deal:
     terms: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
     agreements: dict[tuple[int, str | None], Terms] = field(default_factory=dict)
     lapsed: list[Terms] = field(default_factory=list)
+    # (seat, letter, boss): a posted price (A10) or the proxy's (A11) was offered to that boss
+    posted: set[tuple[int, str, int]] = field(default_factory=set)
 
     def copy(self) -> Deal:
         return Deal(
@@ -136,6 +139,7 @@ class Deal:
             terms=dict(self.terms),
             agreements=dict(self.agreements),
             lapsed=list(self.lapsed),
+            posted=set(self.posted),
         )
 
 
@@ -179,6 +183,11 @@ class GameState:
     end_sum: int = 0  # V7 running sum
     winners: list[int] = field(default_factory=list)
     seq: int = 0  # events applied
+    orders: list[Orders] = field(default_factory=list)  # A10, private to each seat
+    last_act: list[str | None] = field(default_factory=list)  # ISO time of each seat's last act
+    proxy_windows: dict[int, Window] = field(default_factory=dict)  # A11: seat -> when
+    proxied: list[bool] = field(default_factory=list)  # A11: the server plays for the seat
+    nights: list[dict[str, str] | None] = field(default_factory=list)  # A12: each seat's night
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -229,6 +238,11 @@ class GameState:
         new.acted_since_turn = list(self.acted_since_turn)
         new.had_turn = list(self.had_turn)
         new.winners = list(self.winners)
+        new.orders = list(self.orders)
+        new.last_act = list(self.last_act)
+        new.proxy_windows = {k: w.copy() for k, w in self.proxy_windows.items()}
+        new.proxied = list(self.proxied)
+        new.nights = list(self.nights)
         return new
 
 
@@ -310,6 +324,10 @@ def start_state(event: Event) -> GameState:
         acted_since_turn=[True] * n,
         had_turn=[False] * n,
         seq=1,
+        orders=[Orders.from_json(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
+        last_act=[d.get("at")] * n,
+        proxied=[False] * n,
+        nights=[None] * n,
     )
     state.window_seq = 1
     state.must_deal = state.options.has("V2") and len(state.hands[state.active]) >= 10  # V2
@@ -322,11 +340,17 @@ def start_state(event: Event) -> GameState:
 def apply_in_place(state: GameState, event: Event) -> None:
     """Fold one event into ``state``, changing it."""
     state.seq += 1
-    if event.by is not None and event.type != "timed_out":
-        state.missed[event.by] = 0
-        state.away[event.by] = False
-        if event.type in INFLUENCE_EVENTS or event.type == "deal_opened":
-            state.acted_since_turn[event.by] = True
+    data = event.data
+    if event.by is not None and event.type != "timed_out" and not data.get("order"):
+        seat = event.by  # the seat's own act: it is not away, nor proxied, any more (A6, A11)
+        state.missed[seat] = 0
+        state.away[seat] = False
+        state.proxied[seat] = False
+        state.proxy_windows.pop(seat, None)
+        if "at" in data:
+            state.last_act[seat] = data["at"]
+    if event.by is not None and (event.type in INFLUENCE_EVENTS or event.type == "deal_opened"):
+        state.acted_since_turn[event.by] = True
     handler = _HANDLERS.get(event.type)
     if handler is None:
         raise ValueError(f"unknown event type {event.type!r}")
@@ -415,6 +439,8 @@ def _terms_set(s: GameState, d: dict, by: int | None) -> None:
     price = next(iter(d["price"].items()))
     t = Terms(d["provider"], d["letter"], (price[0], price[1]), d["by_side"], d["card"])
     s.deal.terms[(t.provider, t.letter)] = t
+    if d.get("order") or d.get("proxy"):  # a posted price: offered once to each boss (A10, A11)
+        s.deal.posted.add((t.provider, t.letter, s.deal.boss))
 
 
 def _terms_removed(s: GameState, d: dict, by: int | None) -> None:
@@ -554,6 +580,7 @@ def _deadlines_extended(s: GameState, d: dict, by: int | None) -> None:
     shift = timedelta(seconds=d["seconds"])
     windows = [s.turn, s.last_call, s.deal.window if s.deal else None]
     windows.append(s.pending.window if s.pending else None)
+    windows += list(s.proxy_windows.values())
     for w in windows:
         if w is not None:
             w.deadline += shift
@@ -561,6 +588,24 @@ def _deadlines_extended(s: GameState, d: dict, by: int | None) -> None:
 
 def _seat_away(s: GameState, d: dict, by: int | None) -> None:
     s.away[d["seat"]] = d["away"]
+
+
+def _orders_set(s: GameState, d: dict, by: int | None) -> None:
+    s.orders[d["seat"]] = Orders.from_json(d["orders"])
+
+
+def _proxy_scheduled(s: GameState, d: dict, by: int | None) -> None:
+    s.proxy_windows[d["seat"]] = new_window(s, "proxy", d["deadline"])
+    s.window_seq += 1
+
+
+def _night_set(s: GameState, d: dict, by: int | None) -> None:
+    s.nights[d["seat"]] = d["night"]
+
+
+def _proxy_started(s: GameState, d: dict, by: int | None) -> None:
+    s.proxy_windows.pop(d["seat"], None)
+    s.proxied[d["seat"]] = True
 
 
 _HANDLERS = {
@@ -589,6 +634,10 @@ _HANDLERS = {
     "chat": _chat,
     "seat_away": _seat_away,
     "deadlines_extended": _deadlines_extended,
+    "orders_set": _orders_set,
+    "proxy_scheduled": _proxy_scheduled,
+    "proxy_started": _proxy_started,
+    "night_set": _night_set,
 }
 
 
@@ -598,8 +647,8 @@ def card_name(card_id: int) -> str:
 
 # -- snapshots --------------------------------------------------------------------------------
 
-SNAPSHOT_FORMAT = 2
-FOLDING_MODULES = ("state", "board", "cards", "events", "options")  # in ``imtheboss.engine``
+SNAPSHOT_FORMAT = 3
+FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders")  # in ``engine``
 
 
 class SnapshotError(ValueError):
@@ -696,6 +745,7 @@ def state_to_json(state: GameState) -> dict[str, Any]:
             "terms": [t.to_json() for t in deal.terms.values()],
             "agreements": [t.to_json() for t in deal.agreements.values()],
             "lapsed": [t.to_json() for t in deal.lapsed],
+            "posted": sorted(list(x) for x in deal.posted),
         },
         "pending": None
         if pending is None
@@ -718,6 +768,11 @@ def state_to_json(state: GameState) -> dict[str, Any]:
         "end_sum": state.end_sum,
         "winners": state.winners,
         "seq": state.seq,
+        "orders": [o.to_json() for o in state.orders],
+        "last_act": state.last_act,
+        "proxy_windows": [[k, _window_json(w)] for k, w in sorted(state.proxy_windows.items())],
+        "proxied": state.proxied,
+        "nights": state.nights,
     }
 
 
@@ -754,6 +809,7 @@ def _state_from(d: dict[str, Any]) -> GameState:
             terms={(t.provider, t.letter): t for t in map(_terms_from, x["terms"])},
             agreements={(t.provider, t.letter): t for t in map(_terms_from, x["agreements"])},
             lapsed=[_terms_from(t) for t in x["lapsed"]],
+            posted={tuple(p) for p in x["posted"]},
         )
     pending = None
     if d["pending"] is not None:
@@ -797,4 +853,9 @@ def _state_from(d: dict[str, Any]) -> GameState:
         end_sum=d["end_sum"],
         winners=list(d["winners"]),
         seq=d["seq"],
+        orders=[Orders.from_json(o) for o in d["orders"]],
+        last_act=list(d["last_act"]),
+        proxy_windows={k: _window_from(w) for k, w in d["proxy_windows"]},
+        proxied=list(d["proxied"]),
+        nights=list(d["nights"]),
     )

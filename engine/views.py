@@ -15,6 +15,7 @@ from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
 from imtheboss.engine.events import Event
 from imtheboss.engine.lineup import can_supply, lineup, missing
 from imtheboss.engine.state import GameState, Terms, format_time
+from imtheboss.engine.windows import due_windows
 
 NEGOTIATION_PHASES = ("negotiation", "stop_window", "last_call")
 
@@ -104,8 +105,6 @@ def awaiting(state: GameState) -> list[dict[str, Any]]:
 
 def next_deadline(state: GameState) -> datetime | None:
     """The earliest open deadline: when the scheduler must send ``timeout`` (A4-A6)."""
-    from imtheboss.engine.game import due_windows
-
     windows = due_windows(state)
     return windows[0].deadline if windows else None
 
@@ -186,6 +185,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
                 "hand_count": len(state.hands[s]),
                 "money": state.money[s] if (show_all_money or s == seat) else None,
                 "away": state.away[s],
+                "proxied": state.proxied[s],  # A11: the server plays for this seat
             }
         )
     out: dict[str, Any] = {
@@ -221,6 +221,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
             "hand": [CARD_NAMES[c] for c in state.hands[seat]],
             "money": state.money[seat],
             "hand_limit": state.hand_limit(),
+            "orders": state.orders[seat].to_json(),  # A10: private to this seat
         }
     return out
 
@@ -228,9 +229,15 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
 def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
     """An event as ``seat`` may see it (A8), as JSON-ready data: other seats' drawn cards and
     hands become counts, the draw pile its size, the seed and forced dice disappear."""
+    if event.type == "orders_set" and event.by != seat:
+        return {"type": "private", "by": None}  # A10: another seat's orders
     out = event.to_json()
+    if out.get("order") and event.by != seat:
+        del out["order"]  # A10: only the seat itself sees that its order acted
     t = event.type
     if t == "game_started":
+        if "orders" in out:
+            out["orders"] = [o if i == seat else None for i, o in enumerate(out["orders"])]
         out["hands"] = [h if i == seat else len(h) for i, h in enumerate(out["hands"])]
         out["draw_pile"] = len(out["draw_pile"])
         if not event.data["options"].get("open_money"):  # R7.1: other totals stay hidden
@@ -302,6 +309,12 @@ def snapshot(state: GameState) -> dict[str, Any]:
         "offers": offers,
         "window": window,
         "away": [name[s] for s in range(state.n) if state.away[s]],
+        "proxied": [name[s] for s in range(state.n) if state.proxied[s]],
+        "deadlines": [
+            {"id": w.id, "kind": w.kind, "deadline": format_time(w.deadline)}
+            for w in due_windows(state)
+        ],
+        "orders": {name[s]: state.orders[s].to_json() for s in range(state.n)},
         "winners": [name[s] for s in state.winners],
     }
 
@@ -406,9 +419,9 @@ def _deal_commands(
             for x in space.letters:
                 if s.investors[x] == other and x not in deal.travel_on:
                     cards.append(f"investor:{x}")
-            for c, o in deal.table_family:
-                if o == other and CARD_NAMES[c] not in cards:
-                    cards.append(CARD_NAMES[c])
+            for x in space.letters:  # asking for a family card is public talk (R4.3)
+                if x not in space.investor_only and f"family:{x}" not in cards:
+                    cards.append(f"family:{x}")
             for card in cards:
                 letter = card_letter(card) if card else None
                 if (other, letter) in deal.agreements:
@@ -439,6 +452,9 @@ def _deal_commands(
             if on_table or (not expired and f"family:{x}" in hand_names):
                 offered.add(f"family:{x}")
         out += [{"do": "offer", "card": c, "needs": ["price"]} for c in sorted(offered)]
+        no_card = deal.terms.get((seat, None))
+        if no_card is not None and no_card.by == "boss":  # R4.5 with R4.3: a counter
+            out.append({"do": "offer", "needs": ["price"]})
         for t in deal.terms.values():
             if t.provider == seat and t.by == "boss":
                 needs_card = t.card and card_kind(t.card) == "family"

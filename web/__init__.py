@@ -151,6 +151,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.pages",
         "imtheboss.web.api",
         "imtheboss.web.links",
+        "imtheboss.web.orders_page",
     ):
         try:
             module = importlib.import_module(name)

@@ -27,6 +27,7 @@ from imtheboss.web.limits import chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.service import (
     MAX_KEY,
+    SERVER_PROXY_HOURS,
     ServiceError,
     create_game,
     get_game,
@@ -152,13 +153,15 @@ def _game_json(game: Game) -> dict[str, Any]:
 @bp.post("/games")
 def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email"}],
-    "options", "board", "creator_email"}`` (``creator_email`` required). Answers 201
+    "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
+    every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10; the
+    away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
     secret link goes to that seat's email only (the invitation), once the organiser confirms
     their address by the link mailed to it (``create_game(confirmed=False)``). Abuse limits:
     ``imtheboss.web.limits``."""
     body = _json_body()
-    _only(body, {"title", "players", "options", "board", "creator_email"})
+    _only(body, {"title", "players", "options", "board", "creator_email", "orders"})
     title = body.get("title", "")
     players = body.get("players")
     options = body.get("options", {})
@@ -184,9 +187,16 @@ def create() -> ResponseReturnValue:
         raise _bad("bad_settings", "options is an object")
     if not (board == "default" or isinstance(board, dict | list)):
         raise _bad("bad_settings", 'board is "default" or a board file\'s JSON')
+    options = {"proxy_hours": SERVER_PROXY_HOURS, **options}
     with spending("invitations", client_address(), cost=len(pairs)):
         created = create_game(
-            title, pairs, options, board, creator_email=creator_email, confirmed=False
+            title,
+            pairs,
+            options,
+            board,
+            creator_email=creator_email,
+            confirmed=False,
+            starting_orders=body.get("orders", "recommended"),
         )
     return jsonify(
         {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}

@@ -135,13 +135,13 @@ def chips(letters: list[str] | tuple[str, ...], only: tuple[str, ...] | list[str
     return Markup(" ").join(letter_chip(x, x in only) for x in letters)
 
 
-INVESTOR_NAMES = {
-    "C": "Cashman",
-    "D": "Dougherty",
-    "G": "Goldman",
-    "L": "Liebgeld",
-    "S": "Sacks",
-    "W": "Wadsworth",
+INVESTOR_NAMES = {  # the Chinese editions' names come from the catalogs
+    "C": lazy_gettext("Cashman"),
+    "D": lazy_gettext("Dougherty"),
+    "G": lazy_gettext("Goldman"),
+    "L": lazy_gettext("Liebgeld"),
+    "S": lazy_gettext("Sacks"),
+    "W": lazy_gettext("Wadsworth"),
 }
 
 _MORE_OF = re.compile(r"^(\d+) more of (.+)$")
@@ -310,6 +310,8 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
     if do == "play_family":
         return same(_("Play %(card)s from your hand", card=card_text(cmd["card"])))
     if do == "offer":
+        if "card" not in cmd:  # R4.5 with R4.3: a counter to terms for no card
+            return _("Counter the boss's terms for no card: ask for"), _("Counter")
         return _("Offer %(card)s for", card=card_text(cmd["card"])), _("Offer")
     if do == "propose":
         if cmd.get("card"):
@@ -432,6 +434,9 @@ FAIL_REASONS = {
         "opened for the player at their turn deadline (they had to open a deal); failed at once"
     ),
     "requirements_not_met": lazy_gettext("the requirements were not met"),
+    "proxy": lazy_gettext(
+        "opened by the server for a player away too long, who had to open a deal; failed at once"
+    ),
 }
 
 WAIT_REASONS = {
@@ -462,6 +467,12 @@ class Row:
     icon: str
     label: str
     window: dict[str, Any] | None = None
+
+
+def visible(event: Event, seat: int | None) -> bool:
+    """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
+    orders (A10) are not even a line there."""
+    return not (event.type == "orders_set" and event.by != seat)
 
 
 def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
@@ -523,6 +534,8 @@ def negotiations(
     closed = 0
     for seq, at, event in records:
         t = event.type
+        if not visible(event, seat):
+            continue
         if t == "deal_opened":
             current = Negotiation(
                 number=len(out) + 1,

@@ -8,7 +8,7 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from imtheboss.engine.options import DEFAULT_WINDOWS, VARIANTS
+from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
 from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
@@ -17,6 +17,7 @@ from wtforms import (
     FieldList,
     Form,
     FormField,
+    IntegerField,
     RadioField,
     SelectField,
     SelectMultipleField,
@@ -123,6 +124,22 @@ class NewGameForm(FlaskForm):
         _l("After a closed deal the next player must roll before dealing (R3.5, seed 000)")
     )
     open_money = BooleanField(_l("Open money: everyone sees every money total (R7.1)"))
+    recommended_orders = BooleanField(
+        _l(
+            "Start every player with the recommended standing orders: cards not aimed at them"
+            " happen and last calls they are not in pass without waiting (each can change them)"
+        ),
+        default=True,
+    )
+    proxy_hours = IntegerField(
+        _l("Play for a player who has been away this many hours (0: never)"),
+        default=48,
+        validators=[Optional(), NumberRange(min=0, max=MAX_PROXY_HOURS)],
+        render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PROXY_HOURS},
+    )
+    quiet_hours = BooleanField(
+        _l("Quiet hours: windows do not run out in the night of a player they wait for")
+    )
     board_choice = RadioField(
         _l("Board"),
         choices=[
@@ -146,7 +163,9 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             rows.append((name, email))
         if not 2 <= len(rows) <= MAX_PLAYERS:
-            raise ValueError(_l("a game takes 2 to 6 players (2 only with the V9 rules)"))
+            raise ValueError(
+                _l("a game takes 2 to 6 players (two play by the two-player rules, V9)")
+            )
         return rows
 
     def window_seconds(self) -> dict[str, int]:

@@ -45,6 +45,7 @@ from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import (
+    SERVER_PROXY_HOURS,
     ServiceError,
     create_game,
     get_game,
@@ -139,10 +140,15 @@ def new_game() -> Any:
                             "must_roll_after_close": bool(form.must_roll_after_close.data),
                             "open_money": bool(form.open_money.data),
                             "windows": form.window_seconds(),
+                            "proxy_hours": SERVER_PROXY_HOURS
+                            if form.proxy_hours.data is None
+                            else form.proxy_hours.data,
+                            "quiet_hours": bool(form.quiet_hours.data),
                         },
                         board=board,
                         creator_email=form.creator_email.data or "",
                         confirmed=False,
+                        starting_orders="recommended" if form.recommended_orders.data else "none",
                     )
             except ValueError as exc:
                 errors.append(str(exc))
@@ -330,12 +336,21 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     recent = [
         display.event_row(seq, at, ev, players, seat)
         for seq, at, ev in _records(game.id, newest=RECENT)
+        if display.visible(ev, seat)
     ]
     recent.reverse()
     space_of_deal = v["deal"]["space"] if v["deal"] else None
     ctx.update(
         v=v,
         forms=forms,
+        back_form=display.CommandForm(  # A6, A11: "I'm back" (any own command would do)
+            cmd={"do": "away", "away": False},
+            needs=[],
+            label=_("I'm back"),
+            button=_("I'm back"),
+            group="turn",
+            style="primary",
+        ),
         chat=chat,
         recent=recent,
         ring=display.RING,
@@ -555,6 +570,7 @@ def history(gid: str) -> str:
     rows = [
         display.event_row(seq, at, ev, players, seat)
         for seq, at, ev in _records(gid, after=after, upto=upto)
+        if display.visible(ev, seat)
     ]
     rows.reverse()
     ctx = _frame(game, seat, admin, state)

@@ -26,6 +26,7 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import COMMANDS, Command, decide, due_windows
 from imtheboss.engine.options import Options, OptionsError
+from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.engine.setup import SetupError, new_game
 from imtheboss.engine.state import (
     GameState,
@@ -152,6 +153,7 @@ def create_game(
     seed: int | str | None = None,
     *,
     confirmed: bool = True,
+    starting_orders: str = "none",
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -163,8 +165,13 @@ def create_game(
     waits for its organiser: ``creator_email`` is required, the only mail written is the one to
     that address with the confirm link and the admin link, and the game has no event, window
     nor invitation until ``confirm_game``. Trusted callers (tests, benchmarks, scripts) keep
-    the default and get a running game whose invitations are written at once."""
+    the default and get a running game whose invitations are written at once.
+
+    ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
+    orders (A10; the pages and the API do), ``"none"`` with none."""
     opts, the_board = _settings_of(options, board)
+    if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
+        raise ServiceError(400, "bad_settings", 'starting orders are "recommended" or "none"')
     names = [name.strip() for name, _email in players]
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
@@ -188,7 +195,9 @@ def create_game(
     chosen_seed = seed
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
-        events = new_game(names, opts, the_board, seed, now)
+        events = new_game(
+            names, opts, the_board, seed, now, orders=_orders(starting_orders, len(names))
+        )
     except SetupError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
     game_id = secrets.token_urlsafe(9)
@@ -196,7 +205,11 @@ def create_game(
     seat_tokens = [new_token() for _name in names]
     settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
     if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
-        settings["start"] = {"board": the_board.to_dict(), "seed": chosen_seed}
+        settings["start"] = {
+            "board": the_board.to_dict(),
+            "seed": chosen_seed,
+            "orders": starting_orders,
+        }
     game = Game(
         id=game_id,
         title=title,
@@ -266,6 +279,15 @@ def _locale() -> str:
     return "en"
 
 
+STARTING_ORDERS = ("recommended", "none")
+SERVER_PROXY_HOURS = 48  # A11: the away proxy of games made on the pages and the API
+
+
+def _orders(starting: str, seats: int) -> list[Orders] | None:
+    """Every seat's first standing orders (A10): the recommended set, or none."""
+    return [RECOMMENDED] * seats if starting == "recommended" else None
+
+
 def confirm_game(game_id: str) -> int:
     """The organiser confirmed their address: the game starts now (its first events are dated
     now, so its windows run from now) and every seat is invited with a fresh secret link.
@@ -281,7 +303,9 @@ def confirm_game(game_id: str) -> int:
     now = now_utc()
     seed = secrets.token_hex(16) if start.get("seed") is None else start["seed"]
     opts = Options.from_json(settings["options"])
-    events = new_game([s.name for s in seats], opts, load_board(start["board"]), seed, now)
+    orders = _orders(start.get("orders", "none"), len(seats))
+    board = load_board(start["board"])
+    events = new_game([s.name for s in seats], opts, board, seed, now, orders=orders)
     base = current_app.config["BASE_URL"].rstrip("/")
     links = []
     for seat in seats:

@@ -10,6 +10,7 @@ from datetime import timedelta
 import imtheboss.engine.game
 import imtheboss.engine.rng
 import imtheboss.engine.setup
+import imtheboss.engine.turn
 import imtheboss.engine.views
 import pytest
 from helpers_async import (
@@ -525,30 +526,23 @@ def test_a5_v4_draw_count_applies():
     assert len(t.state.hands[0]) == 4
 
 
-def test_a5_under_v2_a_deal_is_opened_and_fails():
-    """A5, V2: a seat obliged to deal gets a deal opened on the marker that fails at once."""
-    t = table({0: ["recruit"] * 10}, variants=["V2"], active=3, dice=[1])
-    t.do(3, "roll", h=1)
-    t.do(3, "draw")
-    assert t.state.must_deal
-    evs = t.timeout(25)
-    assert types(evs) == ["timed_out", "deal_opened", "deal_failed", "turn_started"]
-    assert of_type(evs, "deal_failed")[0].data["reason"] == "turn_deadline"
-    assert len(t.state.hands[0]) == 10 and t.state.active == 1
-
-
-def test_a5_under_v2_must_roll_first_when_r3_5_forbids_dealing_in_place():
-    """A5, V2, R3.5 (rules-decisions): when dealing in place is not allowed it rolls first."""
-    t = table(
-        {0: ["recruit"] * 10},
-        variants=["V2"],
-        dice=[4],
-        may_deal_in_place=False,
-    )
-    assert t.state.must_deal
-    evs = t.timeout(24)
-    assert types(evs) == ["timed_out", "die_rolled", "deal_opened", "deal_failed", "turn_started"]
-    assert of_type(evs, "deal_failed")[0].data["space"] == 4
+def test_a5_under_v2_the_server_rolls_then_the_deal_fails():
+    """A5, V2: a seat obliged to deal, silent on its turn: the server rolls first, then opens
+    the deal on the new space, which fails at once (dealing in place allowed or not)."""
+    for may in (True, False):
+        t = table({0: ["recruit"] * 10}, variants=["V2"], dice=[4], may_deal_in_place=may)
+        assert t.state.must_deal
+        evs = t.timeout(24)
+        assert types(evs) == [
+            "timed_out",
+            "die_rolled",
+            "deal_opened",
+            "deal_failed",
+            "turn_started",
+        ]
+        assert of_type(evs, "deal_failed")[0].data["space"] == 4
+        assert of_type(evs, "deal_failed")[0].data["reason"] == "turn_deadline"
+        assert len(t.state.hands[0]) == 10 and t.state.active == 1
 
 
 def test_a5_under_v3_a_deal_is_opened_and_fails():
@@ -559,7 +553,7 @@ def test_a5_under_v3_a_deal_is_opened_and_fails():
         t.do(seat, "draw")
     assert t.state.active == 0 and t.state.must_deal
     evs = t.timeout(28)
-    assert types(evs)[1:3] == ["deal_opened", "deal_failed"]
+    assert types(evs)[1:4] == ["die_rolled", "deal_opened", "deal_failed"]
 
 
 # -- A6 away seats -----------------------------------------------------------------------------
@@ -802,7 +796,7 @@ def test_a9_replay_never_calls_the_generator(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("replay used the random generator")
 
-    for module in (imtheboss.engine.rng, imtheboss.engine.game, imtheboss.engine.setup):
+    for module in (imtheboss.engine.rng, imtheboss.engine.turn, imtheboss.engine.setup):
         for fn in ("die", "shuffled", "_rng"):
             if hasattr(module, fn):
                 monkeypatch.setattr(module, fn, boom)

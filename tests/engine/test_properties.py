@@ -16,6 +16,7 @@ import os
 import random
 from collections import Counter
 
+from helpers_orders import random_orders
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imtheboss.engine.bots import _fill
@@ -118,11 +119,14 @@ class Checker:
     players=st.integers(2, 6),
     variants=st.sets(st.sampled_from(VARIANTS), max_size=4),
     bots=st.sampled_from(["sensible", "sensible", "mixed", "random"]),
+    orders_share=st.sampled_from([0.0, 0.5, 1.0]),
+    proxy_hours=st.sampled_from([0, 0, 24, 48]),
 )
 def test_bot_games_keep_the_invariants(
-    seed: int, players: int, variants: set[str], bots: str
+    seed: int, players: int, variants: set[str], bots: str, orders_share: float, proxy_hours: int
 ) -> None:
-    """R1.1, R4.4, R6.2, R6.6, R7.2, A9: invariants hold after every command of whole games."""
+    """R1.1, R4.4, R6.2, R6.6, R7.2, A9, A10, A11: invariants hold after every command of whole
+    games, with random standing orders on random seats and the away proxy on or off."""
     if players == 2:
         variants = variants | {"V9"}
     checker = Checker(seed)
@@ -134,6 +138,8 @@ def test_bot_games_keep_the_invariants(
         max_commands=6000,
         observer=checker,
         on_start=checker.start,
+        orders=random_orders(random.Random(f"orders:{seed}"), players, orders_share),
+        proxy_hours=proxy_hours,
     )
     state = game.state
     assert state.phase == "game_over"

@@ -135,9 +135,9 @@ def test_r1_5_die_is_six_sided():
 # -- R2 setup ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("players", [["A"], list("ABCDEFG"), ["A", "B"], ["A", "A", "B"]])
+@pytest.mark.parametrize("players", [["A"], list("ABCDEFG"), ["A", "A", "B"]])
 def test_r2_1_player_counts_refused(players):
-    """R2.1: 3-6 players; 2 only with the two-player rules (V9); names distinct."""
+    """R2.1: 2-6 players (2 by the two-player rules, V9); names distinct."""
     with pytest.raises(SetupError):
         new_game(players, Options(), default_board(), 1, T0)
 
@@ -146,6 +146,20 @@ def test_r2_1_two_players_with_v9():
     """R2.1, V9: two players are allowed with the two-player rules."""
     events = new_game(["A", "B"], Options.from_json({"variants": ["V9"]}), default_board(), 1, T0)
     assert replay(events).n == 2
+
+
+def test_r2_1_two_players_imply_v9():
+    """R2.1, V9: two players without V9 get the two-player rules, and the game says so (its
+    options, as every seat sees them, name V9)."""
+    for chosen in ([], ["V4"]):
+        events = new_game(
+            ["A", "B"], Options.from_json({"variants": chosen}), default_board(), 1, T0
+        )
+        state = replay(events)
+        assert state.options.variants == tuple(sorted({*chosen, "V9"}))
+        assert "V9" in view(state, 0)["options"]["variants"]
+    three = replay(new_game(["A", "B", "C"], Options(), default_board(), 1, T0))
+    assert three.options.variants == ()
 
 
 @pytest.mark.parametrize(
@@ -332,7 +346,8 @@ def test_r3_3_turn_passes_left_of_the_last_boss_after_closing():
 
 
 def test_r3_3_r3_4_failed_deal_turn_passes_left_of_boss_who_may_not_roll():
-    """R3.3, R3.4: after Ann's failed deal Bob plays; Ann may neither roll nor draw."""
+    """R3.3, R3.4: after Ann's failed deal Bob plays; Ann may neither roll nor draw: every turn
+    command of hers is refused as not her turn, whatever the phase."""
     g = solo_game(
         state={
             "investors": {"Ann": ["D"], "Bob": ["C"], "Cat": ["G"], "Dan": ["L"]},
@@ -343,7 +358,7 @@ def test_r3_3_r3_4_failed_deal_turn_passes_left_of_boss_who_may_not_roll():
     g.do("Ann", "fail")
     assert (g.phase, g.active, g.state.marker) == ("turn_start", "Bob", 0)
     g.refused("Ann", "roll", "not_your_turn", "R3.1")
-    g.refused("Ann", "draw", "wrong_phase", "R3.1")
+    g.refused("Ann", "draw", "not_your_turn", "R3.1")
     g.refused("Ann", "open_deal", "not_your_turn", "R3.1")
 
 

@@ -17,7 +17,7 @@ from helpers_async import (
 )
 from imtheboss.engine.board import default_board
 from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.setup import SetupError, new_game
+from imtheboss.engine.setup import new_game
 from imtheboss.engine.views import legal_commands
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # side pool S, W
@@ -392,10 +392,8 @@ def test_v7_last_tile_ends_the_game():
 # -- V8 / V9 -----------------------------------------------------------------------------------
 
 
-def test_v9_two_players_need_the_two_player_rules():
-    """R2.1, V9: a 2-player game needs V9; with it each player gets 3 investors (R2.2)."""
-    with pytest.raises(SetupError):
-        new_game(["A", "B"], options(), default_board(), 1, T0)
+def test_v9_two_players_get_three_investors_each():
+    """R2.1, V9: a 2-player game plays by V9; each player gets 3 investors (R2.2)."""
     for seed in range(5):
         events = new_game(["A", "B"], options(["V9"]), default_board(), seed, T0)
         t = Table(events)

@@ -310,6 +310,38 @@ def test_legal_commands_are_accepted(index):
     assert listed > 4
 
 
+def test_legal_commands_the_boss_may_ask_anyone_for_a_family_card():
+    """R4.3: asking a player for a family card is public talk and says nothing about hands:
+    the boss's proposals include a family card of every letter the space uses, to every other
+    player, whatever the hands hold; each is accepted by decide."""
+    for hands in ({}, {1: ["family:C", "family:D"], 2: ["family:D"]}):
+        t = table(hands)
+        t.do(0, "open_deal", h=1)
+        letters = t.state.board.spaces[t.state.deal.space].letters
+        asks = {
+            (c["to"], c.get("card")) for c in legal_commands(t.state, 0) if c["do"] == "propose"
+        }
+        assert {(o, f"family:{x}") for o in (1, 2, 3) for x in letters} <= asks
+        for other, card in sorted(asks, key=str):
+            args = {"to": other, "price": {"cash": 1}, **({"card": card} if card else {})}
+            decide(t.state, Command("propose", 0, args, at(t.now)))
+
+
+def test_legal_commands_a_counter_to_terms_for_no_card():
+    """R4.5 with R4.3: terms the boss named for no card can be countered by an offer without a
+    card, listed for that player only; the counter is accepted by decide."""
+    t = table()
+    t.do(0, "open_deal", h=1)
+    assert {"do": "offer", "needs": ["price"]} not in legal_commands(t.state, 1)
+    t.do(0, "propose", to=1, price={"cash": 1})
+    assert {"do": "offer", "needs": ["price"]} in legal_commands(t.state, 1)
+    assert {"do": "offer", "needs": ["price"]} not in legal_commands(t.state, 2)
+    t.do(1, "offer", price={"cash": 2})
+    assert t.state.deal.terms[(1, None)].by == "provider"
+    t.do(0, "accept", {"with": 1, "price": {"cash": 2}})
+    assert (1, None) in t.state.deal.agreements
+
+
 def test_legal_commands_after_effect_match_a2_a3():
     """A3: in the last call non-boss seats may pass; the boss may fail but not close again."""
     t = positions()[4]

@@ -502,9 +502,9 @@ PAGE_CASES: dict[str, tuple[int, str | None, Callable[[World, Any, str], Any]]] 
             w, b, _form(t, {"do": "offer", "card": w.offer_card}, price="2", price_kind="gold")
         ),
     ),
-    "a command illegal now": (
+    "a turn command from a seat whose turn it is not": (
         409,
-        "wrong_phase",
+        "not_your_turn",
         lambda w, b, t: _act(w, b, _form(t, {"do": "roll"})),
     ),
     "missing key": (

@@ -1,6 +1,6 @@
 """A8: no page, fragment or API answer shows a seat anything docs/rules.md A8
 hides (other seats' hands, the draw pile's order, the seed before the end, other seats' money
-without ``open_money``).
+without ``open_money``, other seats' standing orders, A10).
 
 A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the
 test PostgreSQL database. At sampled moments (the first time the game is in each phase, then every
@@ -11,7 +11,8 @@ fragment it can reach and the API's answers, and two checks run:
   viewer is rearranged in the database — the state snapshot the pages load (other hands dealt
   anew from the draw pile, the pile reordered, the seed replaced, others' money changed) and the
   event log (other seats' drawn cards and starting hands, the dealt and reshuffled piles, the
-  seed and forced dice, others' starting money) — and every answer must stay exactly the same;
+  seed and forced dice, others' starting money, others' standing orders) — and every answer must
+  stay exactly the same;
 - direct checks of what is on the page: the hand shown is the viewer's own, other seats show
   only counts and (unless ``open_money`` or the end) hidden money, the long string seed never
   appears before the end, no secret link token appears, the inbox holds only the seat's rows,
@@ -41,8 +42,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from helpers_orders import random_orders_json
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
+from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web.display import card_text
@@ -64,7 +67,7 @@ PHASES = {
     "game_over",
 }
 MAX_COMMANDS = 3000
-SECRET_EVENTS = ("game_started", "cards_drawn", "pile_reshuffled")
+SECRET_EVENTS = ("game_started", "cards_drawn", "pile_reshuffled", "orders_set")
 
 
 class Hoarder(SensibleBot):
@@ -120,6 +123,10 @@ def scrambled_state(state: GameState, viewer: int | None, rng: random.Random) ->
         other.seed = f"scrambled-{rng.random()}"
         if not state.options.open_money:
             other.money = [m if s == viewer else m + 7 for s, m in enumerate(other.money)]
+        other.orders = [  # A10: private to each seat until the end
+            o if s == viewer else Orders.from_json(random_orders_json(rng))
+            for s, o in enumerate(other.orders)
+        ]
     return other
 
 
@@ -145,6 +152,9 @@ def scrambled_body(
         return new
     if kind == "pile_reshuffled":
         new["draw_pile"] = rng.sample(new["draw_pile"], len(new["draw_pile"]))
+        return new
+    if kind == "orders_set" and new["seat"] != viewer:  # A10: another seat's standing orders
+        new["orders"] = Orders.from_json(random_orders_json(rng)).to_json()
         return new
     return None
 
@@ -391,7 +401,15 @@ def test_no_page_shows_what_a8_hides(app, clock, open_money: bool, every: int | 
     (every page). Open money (R7.1: every total is public) changes only what the pages show of
     money, so that game is sampled only at the first time in each phase and at the end."""
     with app.app_context():
-        created = create_game("A8 sweep", PLAYERS, {"open_money": open_money}, seed=SEED)
+        created = create_game(
+            "A8 sweep",
+            PLAYERS,
+            {"open_money": open_money, "proxy_hours": 48},
+            seed=SEED,
+        )
+        for seat in (1, 2):  # A10: two seats with orders of their own, the others none
+            orders = random_orders_json(random.Random(seat))
+            submit(created.game_id, seat, {"do": "orders", "orders": orders}, f"orders-{seat}")
         state = load_state(get_game(created.game_id))
     table = Table(app, created.game_id, created.seat_tokens, created.admin_token, open_money)
     for seat, token in enumerate(created.seat_tokens):

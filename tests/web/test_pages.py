@@ -166,13 +166,13 @@ def test_new_game_form_errors_are_400_with_the_message(app, client) -> None:
     not_json["board_file"] = (__import__("io").BytesIO(b"{nope"), "board.json")
     response = client.post("/new", data=not_json, content_type="multipart/form-data")
     assert response.status_code == 400 and "not valid JSON" in response.text
-    two = {**base, "players-2-name": "", "players-2-email": "", "board_choice": "default"}
-    response = client.post("/new", data=two)  # 2 players need V9
-    assert response.status_code == 400 and "V9" in response.text
     zero = {**base, "turn_hours": "0", "board_choice": "default"}
     assert client.post("/new", data=zero).status_code == 400
     with app.app_context():
         assert count(EventRecord) == 0
+    two = {**base, "players-2-name": "", "players-2-email": "", "board_choice": "default"}
+    response = client.post("/new", data=two)  # R2.1: two players play by V9, and are told so
+    assert response.status_code == 200 and "two-player rules (V9)" in response.text
 
 
 def test_sign_in_links_and_access(app, game) -> None:

@@ -1,0 +1,52 @@
+"""The pace benchmark (bench/pace.py) runs as a command and prints its figures as JSON; its
+games end. Speed and pace are figures of the benchmark, not assertions here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACE = Path(__file__).resolve().parents[2] / "bench" / "pace.py"
+WINDOW_KINDS = {"turn", "stop", "last_call", "negotiation", "discard"}
+MAKERS = ("seat", "order", "proxy", "timeout")
+
+
+def pace(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(PACE), *argv], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "with_orders"),
+    [
+        (("--orders", "none", "--silent", "1", "--proxy-hours", "48"), False),
+        (("--orders", "full", "--premoves", "0.6", "--fast", "1", "--zones=-5,0,8"), True),
+    ],
+)
+def test_pace_prints_its_figures_as_json_and_every_game_ends(argv, with_orders):
+    done = pace(
+        "--seats", "5", "--games", "3", "--checks-per-day", "2", "--seed", "1", "--json", *argv
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["unfinished"] == 0
+    assert 0 < out["p10_days"] <= out["median_days"] <= out["p90_days"] <= out["max_days"]
+    assert out["max_days"] < out["params"]["cap_days"]
+    assert set(out["timeouts"]) == WINDOW_KINDS
+    assert all(isinstance(v, int) and v >= 0 for v in out["timeouts"].values())
+    shares = [out[f"decided_by_{m}"] for m in MAKERS]
+    assert all(0 <= x <= 1 for x in shares) and sum(shares) == pytest.approx(1, abs=1e-3)
+    assert (out["decided_by_order"] > 0) is with_orders
+    assert sum(out["time_share"].values()) == pytest.approx(1, abs=1e-3)
+    assert out["per_game"]["deals_closed"] > 0
+
+
+def test_pace_refuses_bad_arguments():
+    done = pace("--seats", "5", "--silent", "6")
+    assert done.returncode == 2 and "--silent" in done.stderr
+    assert pace("--orders", "some").returncode == 2

@@ -1,0 +1,253 @@
+"""A seat's standing orders (A10) and night (A12): the page that sets them, and the plain-words
+summary the game page shows.
+
+``GET /g/<gid>/orders`` shows the seat's orders as a short form of radio buttons and a few
+numbers (a phone needs only taps); ``POST`` sends one ``orders`` command (and a ``night`` command
+when the game has quiet hours and the night changed) through ``submit``. Orders are private to
+the seat: this page, like the game page's summary, reads them from ``view(state, seat)["you"]``
+only (A8).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_wtf import FlaskForm
+from imtheboss.engine.board import LETTERS
+from imtheboss.engine.orders import MAX_PRICE
+from imtheboss.engine.views import view
+from imtheboss.web import display
+from imtheboss.web.forms import SelectChoice
+from imtheboss.web.models import Seat, db
+from imtheboss.web.service import ServiceError, load_state, submit
+from werkzeug.wrappers import Response
+from wtforms import BooleanField, IntegerField, RadioField, SelectField, StringField
+from wtforms.validators import NumberRange, Optional, Regexp
+
+bp = Blueprint("orders", __name__)
+
+STOP = [
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice("unless_aimed", _l("Let it happen, unless it is aimed at me")),
+    SelectChoice("allow", _l("Always let it happen")),
+]
+LAST_CALL = [
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice(
+        "unless_involved",
+        _l("Pass, unless my investor card or an agreement of mine is in the deal"),
+    ),
+    SelectChoice("pass", _l("Always pass")),
+]
+WHEN = [
+    SelectChoice("never", _l("never")),
+    SelectChoice("always", _l("always")),
+    SelectChoice("needs_mine", _l("when the space needs one of my investor cards")),
+    SelectChoice("fill2", _l("when I can fill 2 of its letters myself")),
+    SelectChoice("fill3", _l("when I can fill 3 of its letters myself")),
+]
+TURN = [
+    SelectChoice("ask", _l("Ask me")),
+    SelectChoice("premove", _l("Play it for me, as follows")),
+]
+CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
+
+
+def _price_field(letter: str) -> IntegerField:
+    return IntegerField(
+        letter,
+        validators=[Optional(), NumberRange(min=0, max=MAX_PRICE)],
+        render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PRICE},
+    )
+
+
+class OrdersForm(FlaskForm):
+    """The standing orders of one seat (A10) and its night (A12)."""
+
+    stop = RadioField(_l("When someone plays a travel, recruit or boss card"), choices=STOP)
+    last_call = RadioField(_l("When the boss calls the last call"), choices=LAST_CALL)
+    price_C = _price_field("C")  # noqa: N815 (one field per investor letter)
+    price_D = _price_field("D")  # noqa: N815
+    price_G = _price_field("G")  # noqa: N815
+    price_L = _price_field("L")  # noqa: N815
+    price_S = _price_field("S")  # noqa: N815
+    price_W = _price_field("W")  # noqa: N815
+    limit = IntegerField(
+        _l("As boss, accept at once any offer up to (M) for a letter the deal still needs"),
+        validators=[Optional(), NumberRange(min=0, max=MAX_PRICE)],
+        render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PRICE},
+    )
+    close = BooleanField(_l("As boss, close at once when the requirements are met"))
+    turn = RadioField(_l("My turn"), choices=TURN)
+    in_place = SelectField(_l("Open a deal where the marker stands"), choices=WHEN)
+    after_roll = SelectField(_l("Otherwise roll; then open a deal on the new space"), choices=WHEN)
+    night_start = StringField(_l("My night starts at"), [Optional(), Regexp(CLOCK)])
+    night_end = StringField(_l("and ends at"), [Optional(), Regexp(CLOCK)])
+
+    def load(self, orders: dict[str, Any], night: dict[str, str] | None) -> None:
+        """Fill the form from the seat's orders (``Orders.to_json`` form) and night."""
+        self.stop.data = orders["stop"]
+        self.last_call.data = orders["last_call"]
+        for letter in LETTERS:
+            price = orders["prices"].get(letter)
+            getattr(self, f"price_{letter}").data = price.get("cash") if price else None
+        self.limit.data = orders["boss"]["limits"].get("*")
+        self.close.data = orders["boss"]["close"]
+        turn = orders["turn"]
+        self.turn.data = "ask" if turn is None else "premove"
+        self.in_place.data = _when_choice(turn["in_place"] if turn else {"when": "never"})
+        self.after_roll.data = _when_choice(turn["after_roll"] if turn else {"when": "never"})
+        self.night_start.data = night["start"] if night else ""
+        self.night_end.data = night["end"] if night else ""
+
+    def orders_json(self) -> dict[str, Any]:
+        """The orders the form says, in the ``orders`` command's form."""
+        prices = {
+            x: {"cash": getattr(self, f"price_{x}").data}
+            for x in LETTERS
+            if getattr(self, f"price_{x}").data is not None
+        }
+        turn = None
+        if self.turn.data == "premove":
+            turn = {
+                "in_place": _condition(self.in_place.data),
+                "after_roll": _condition(self.after_roll.data),
+            }
+        limits = {"*": self.limit.data} if self.limit.data is not None else {}
+        return {
+            "stop": self.stop.data,
+            "last_call": self.last_call.data,
+            "prices": prices,
+            "boss": {"limits": limits, "close": bool(self.close.data)},
+            "turn": turn,
+        }
+
+
+def _when_choice(condition: dict[str, Any]) -> str:
+    if condition["when"] == "fill":
+        return "fill3" if condition.get("k", 1) >= 3 else "fill2"
+    return condition["when"]
+
+
+def _condition(choice: str) -> dict[str, Any]:
+    if choice.startswith("fill"):
+        return {"when": "fill", "k": int(choice[4:])}
+    return {"when": choice if choice in ("never", "always", "needs_mine") else "never"}
+
+
+def orders_summary(orders: dict[str, Any], investors: list[str]) -> list[str]:
+    """The seat's orders in plain words, one line each, for the game page: which decisions the
+    orders take and which wait for the seat (``investors``: the letters it controls now)."""
+    lines = [
+        {
+            "ask": _("Stop windows wait for you."),
+            "unless_aimed": _("Your orders let cards happen, unless they are aimed at you."),
+            "allow": _("Your orders let every card happen."),
+        }[orders["stop"]],
+        {
+            "ask": _("Last calls wait for you."),
+            "unless_involved": _(
+                "Your orders pass last calls, unless your investor card or an agreement of yours "
+                "is in the deal."
+            ),
+            "pass": _("Your orders pass every last call."),
+        }[orders["last_call"]],
+    ]
+    for letter, price in sorted(orders["prices"].items()):
+        line = _(
+            "Your orders offer %(investor)s for %(price)s in every deal that needs it.",
+            investor=investor_label(letter),
+            price=display.price_text(price),
+        )
+        lines.append(line if letter in investors else line + " " + _("(when you control it)"))
+    limit = orders["boss"]["limits"].get("*")
+    if limit is not None:
+        lines.append(_("As boss, your orders accept offers up to %(num)d M at once.", num=limit))
+    if orders["boss"]["close"]:
+        lines.append(_("As boss, your orders close as soon as the requirements are met."))
+    lines.append(
+        _("Your turns wait for you.")
+        if orders["turn"] is None
+        else _("Your orders play your turns for you.")
+    )
+    return lines
+
+
+def investor_label(letter: str) -> str:
+    """``Cashman (C)``, in the reader's language."""
+    return _("%(name)s (%(letter)s)", name=display.INVESTOR_NAMES[letter], letter=letter)
+
+
+def _seat_of(gid: str) -> tuple[Any, int, Seat]:
+    from imtheboss.web.pages import _seat_only
+
+    game, seat, _admin = _seat_only(gid)
+    row = db.session.execute(
+        db.select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
+    ).scalar_one()
+    return game, seat, row
+
+
+@bp.route("/g/<gid>/orders", methods=["GET", "POST"])
+def orders_page(gid: str) -> Any:
+    """The seat's standing orders (A10) and, under quiet hours, its night (A12)."""
+    game, seat, row = _seat_of(gid)
+    state = load_state(game)
+    mine = view(state, seat)["you"]
+    form = OrdersForm()
+    if request.method == "GET":
+        form.load(mine["orders"], state.nights[seat])
+    elif form.validate_on_submit():
+        return _save(gid, game, seat, row, form, mine["orders"], state)
+    return render_template(
+        "orders.html",
+        **_context(game, seat, form, state),
+    ), 400 if request.method == "POST" else 200
+
+
+def _save(gid: str, game: Any, seat: int, row: Seat, form: OrdersForm, before, state) -> Response:
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    wanted = form.orders_json()
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    if state.options.quiet_hours:
+        night = None
+        if (
+            form.night_start.data
+            and form.night_end.data
+            and form.night_start.data != form.night_end.data
+        ):
+            night = {
+                "start": form.night_start.data,
+                "end": form.night_end.data,
+                "zone": row.timezone or "UTC",
+            }
+        if night != state.nights[seat]:
+            submit(gid, seat, {"do": "night", "night": night}, f"night:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, Any]:
+    from imtheboss.web.pages import _frame
+
+    ctx = _frame(game, seat, False, state)
+    ctx.update(
+        form=form,
+        quiet=state.options.quiet_hours,
+        mine=state.seat_investors(seat),
+        letters=[(x, investor_label(x)) for x in LETTERS],
+        notices=[],
+    )
+    return ctx
+
+
+def register(app: Flask) -> None:
+    """Add the orders page to ``app`` (called by ``imtheboss.web.create_app``)."""
+    app.register_blueprint(bp)
+    app.jinja_env.globals["orders_summary"] = orders_summary
