@@ -89,17 +89,7 @@ def _set_provider_terms(
     if (ctx.by, letter) in ctx.s.deal.agreements:
         what = f"for {letter}" if letter else "for no card"
         raise RuleError("already_agreed", f"you already have an agreement {what}", "R4.3")
-    ctx.emit(
-        "terms_set",
-        {
-            "provider": ctx.by,
-            "letter": letter,
-            "price": {price[0]: price[1]},
-            "by_side": "provider",
-            "card": card,
-        },
-        ctx.by,
-    )
+    emit_terms(ctx, ctx.by, letter, price, "provider", card, ctx.by)
 
 
 def _propose(ctx: Ctx) -> None:
@@ -126,17 +116,29 @@ def _propose(ctx: Ctx) -> None:
             )
     if (to, letter) in s.deal.agreements:
         raise RuleError("already_agreed", f"{s.players[to]} already has that agreement", "R4.3")
-    ctx.emit(
-        "terms_set",
-        {
-            "provider": to,
-            "letter": letter,
-            "price": {price[0]: price[1]},
-            "by_side": "boss",
-            "card": name,
-        },
-        ctx.by,
-    )
+    emit_terms(ctx, to, letter, price, "boss", name, ctx.by)
+
+
+def emit_terms(
+    ctx: Ctx,
+    provider: int,
+    letter: str | None,
+    price: tuple[str, int],
+    side: str,
+    card: str | None,
+    by: int | None,
+) -> None:
+    """R4.2, R4.3: terms between the boss and ``provider`` for ``letter`` (``None``: no card,
+    R4.5), named by ``side`` (``"boss"`` or ``"provider"``) at ``price`` (``("cash", M)`` or
+    ``("shares", n)``), putting forward ``card`` (a card name or ``None``)."""
+    data = {
+        "provider": provider,
+        "letter": letter,
+        "price": {price[0]: price[1]},
+        "by_side": side,
+        "card": card,
+    }
+    ctx.emit("terms_set", data, by)
 
 
 def _answerable_terms(ctx: Ctx) -> Terms:

@@ -24,6 +24,7 @@ from imtheboss.engine.context import Ctx, deal_proceeds, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
+from imtheboss.engine.negotiation import emit_terms
 from imtheboss.engine.orders import Orders, OrdersError
 from imtheboss.engine.state import GameState, Terms, format_time, parse_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
@@ -133,9 +134,7 @@ def _answer_stop(ctx: Ctx) -> bool:
     for seat in stop_waiting_for(s):
         rule = s.orders[seat].stop
         if rule == "allow" or (rule == "unless_aimed" and not aimed_at(s, seat)):
-            data = {"seat": seat, "window": s.pending.window.id, "answer": "allow"}
-            with ctx.marked(order=True):
-                ctx.emit("window_answered", data, seat)
+            _answer(ctx, seat, s.pending.window.id, "allow")
             maybe_resolve_stop(ctx, None)
             return True
     return False
@@ -148,12 +147,16 @@ def _answer_last_call(ctx: Ctx) -> bool:
     for seat in last_call_waiting_for(s):
         rule = s.orders[seat].last_call
         if rule == "pass" or (rule == "unless_involved" and not involved(s, seat)):
-            data = {"seat": seat, "window": s.last_call.id, "answer": "pass"}
-            with ctx.marked(order=True):
-                ctx.emit("window_answered", data, seat)
+            _answer(ctx, seat, s.last_call.id, "pass")
             maybe_close(ctx, None)
             return True
     return False
+
+
+def _answer(ctx: Ctx, seat: int, window: str, answer: str) -> None:
+    """``seat``'s order answers ``window`` (``allow`` or ``pass``)."""
+    with ctx.marked(order=True):
+        ctx.emit("window_answered", {"seat": seat, "window": window, "answer": answer}, seat)
 
 
 # -- posted prices and the boss's limits (R4.2, R4.3, R4.4) ----------------------------------
@@ -190,16 +193,18 @@ def _post_prices(ctx: Ctx) -> bool:
         price = _posted(s, seat, letter)
         if price is None:
             continue
-        data = {
-            "provider": seat,
-            "letter": letter,
-            "price": {price[0]: price[1]},
-            "by_side": "provider",
-            "card": f"investor:{letter}",
-        }
-        _as_seat(ctx, seat, "terms_set", data)
+        _offer_for(ctx, seat, letter, price)
         return True
     return False
+
+
+def _offer_for(ctx: Ctx, seat: int, letter: str, price: tuple[str, int]) -> None:
+    """``seat``'s order, or the proxy when the seat is proxied, offers its investor ``letter``
+    at ``price``."""
+    proxied = ctx.s.proxied[seat]
+    with ctx.marked(**({"proxy": True} if proxied else {"order": True})):
+        card = f"investor:{letter}"
+        emit_terms(ctx, seat, letter, price, "provider", card, None if proxied else seat)
 
 
 def _fits(s: GameState, t: Terms) -> bool:
@@ -265,14 +270,7 @@ def _proxy_counters(ctx: Ctx) -> bool:
             and t.letter not in deal.travel_on
             and price_value(s, t.price) < price
         ):
-            data = {
-                "provider": t.provider,
-                "letter": t.letter,
-                "price": {"cash": price},
-                "by_side": "provider",
-                "card": t.card,
-            }
-            _as_seat(ctx, t.provider, "terms_set", data)
+            _offer_for(ctx, t.provider, t.letter, ("cash", price))
             return True
     return False
 
