@@ -11,6 +11,7 @@ from typing import Any
 
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import Event
+from imtheboss.engine.state import parse_time
 from imtheboss.engine.views import redact_event
 
 
@@ -117,8 +118,14 @@ def describe(event: Event, players: list[str], seat: int | None = None) -> str:
         return "Your standing orders changed"  # only the seat itself sees this event (A10)
     if t == "private":
         return "(something private to another player)"
+    if t == "night_set":
+        night = d["night"]
+        if night is None:
+            return f"{who()} names no night: windows may run out at any hour"
+        return f"{who()}'s night: {night['start']} to {night['end']} ({night['zone']})"
     if t == "proxy_scheduled":
-        return f"If {who()} stays away, the server plays for them from {d['deadline']}"
+        when = parse_time(d["deadline"]).strftime("%Y-%m-%d %H:%M UTC")
+        return f"If {who()} stays away, the server plays for them from {when}"
     if t == "proxy_started":
         return f"{who()} has been away too long: the server plays for them until they are back"
     return t

@@ -222,6 +222,9 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
             "money": state.money[seat],
             "hand_limit": state.hand_limit(),
             "orders": state.orders[seat].to_json(),  # A10: private to this seat
+            "proxy_from": format_time(state.proxy_windows[seat].deadline)
+            if seat in state.proxy_windows
+            else None,  # A11: when the server starts playing for this away seat
         }
     return out
 

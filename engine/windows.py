@@ -100,10 +100,14 @@ def _extend(ctx: Ctx) -> None:
 def _away(ctx: Ctx) -> None:
     """A6: a seat says it is away (on holiday): windows stop waiting for it, as for a seat
     marked away after two timeouts; it counts as answering "let it happen"/"pass". Any later
-    command of the seat clears it. ``away: false`` clears it at once."""
+    command of the seat clears it. ``away: false`` clears it at once. Saying what is already
+    so is refused (``bad_command``): it would only add a line to the history."""
     away = ctx.cmd.args["away"]
     if not isinstance(away, bool):
         raise RuleError("bad_command", "away is true or false", "A6")
+    if away == ctx.s.away[ctx.by]:
+        said = "you are already marked away" if away else "you are not marked away"
+        raise RuleError("bad_command", said, "A6")
     ctx.emit("seat_away", {"seat": ctx.by, "away": away}, ctx.by)
     if away:  # what follows is not the seat's act (it would clear away again)
         maybe_resolve_stop(ctx, None)

@@ -425,7 +425,16 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
     "deal_failed": ("✗", lazy_gettext("Deal failed")),
     "game_ended": ("🏁", lazy_gettext("Game over")),
     "chat": ("💬", lazy_gettext("Chat")),
+    "deadlines_extended": ("⏸", lazy_gettext("Deadlines moved")),
+    "seat_away": ("☾", lazy_gettext("Away")),
+    "orders_set": ("⚙", lazy_gettext("Your standing orders")),
+    "night_set": ("☾", lazy_gettext("Night")),
+    "proxy_scheduled": ("⏲", lazy_gettext("Away")),
+    "proxy_started": ("🤖", lazy_gettext("Server plays")),
 }
+
+# Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.
+SEAT_EVENTS = frozenset({"seat_away", "orders_set", "night_set", "proxy_scheduled"})
 
 FAIL_REASONS = {
     "declared": lazy_gettext("the boss declared it failed"),
@@ -441,7 +450,7 @@ FAIL_REASONS = {
 
 WAIT_REASONS = {
     "place_marker": lazy_gettext("to place the marker"),
-    "turn": lazy_gettext("to take their turn"),
+    "turn": lazy_gettext("to take a turn"),
     "discard": lazy_gettext("to discard down to the hand limit"),
     "stop": lazy_gettext("to stop the pending card or let it happen"),
     "last_call": lazy_gettext("to answer the last call"),
@@ -475,6 +484,18 @@ def visible(event: Event, seat: int | None) -> bool:
     return not (event.type == "orders_set" and event.by != seat)
 
 
+def event_line(event: Event, players: list[str], seat: int | None) -> str:
+    """``describe()``'s line for ``seat``, saying when the seat's own standing orders made the
+    event (A10: only that seat sees the mark) or the server played for an away seat (A11)."""
+    text = describe(event, players, seat)
+    data = redact_event(event, seat)
+    if data.get("order"):
+        return text + " · " + _("by your standing orders")
+    if data.get("proxy"):
+        return text + " · " + _("played by the server for a player away too long")
+    return text
+
+
 def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
     """An event for the page of ``seat``: describe()'s line (English, redacted per seat) plus an
     icon and a translated label."""
@@ -488,7 +509,7 @@ def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: in
         at=at,
         type=event.type,
         data=redact_event(event, seat),
-        text=describe(event, players, seat),
+        text=event_line(event, players, seat),
         icon=icon,
         label=str(label),
     )
@@ -534,7 +555,7 @@ def negotiations(
     closed = 0
     for seq, at, event in records:
         t = event.type
-        if not visible(event, seat):
+        if not visible(event, seat) or (t in SEAT_EVENTS and current is not None):
             continue
         if t == "deal_opened":
             current = Negotiation(

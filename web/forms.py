@@ -127,7 +127,7 @@ class NewGameForm(FlaskForm):
     recommended_orders = BooleanField(
         _l(
             "Start every player with the recommended standing orders: cards not aimed at them"
-            " happen and last calls they are not in pass without waiting (each can change them)"
+            " happen and every last call passes without waiting (each player can change them)"
         ),
         default=True,
     )

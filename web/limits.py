@@ -91,7 +91,8 @@ def init_limits(app: Flask) -> None:
         _setting("new_games"),
         scope="new_games",
         methods=["POST"],
-        deduct_when=lambda response: response.status_code in (200, 201),
+        # a game was made: the API answers 201, the form sends the browser on with 303
+        deduct_when=lambda response: response.status_code in (201, 303),
     )
     secrets = limiter.shared_limit(
         _setting("bad_secrets"),

@@ -88,6 +88,18 @@ class OrdersForm(FlaskForm):
     night_start = StringField(_l("My night starts at"), [Optional(), Regexp(CLOCK)])
     night_end = StringField(_l("and ends at"), [Optional(), Regexp(CLOCK)])
 
+    def validate(self, extra_validators: Any = None) -> bool:
+        """The fields, and a night given whole or not at all (A12)."""
+        ok = super().validate(extra_validators)
+        start, end = (self.night_start.data or "").strip(), (self.night_end.data or "").strip()
+        if bool(start) != bool(end) or (start and start == end):
+            self.night_end.errors = [
+                *self.night_end.errors,
+                _("Give both times of your night (two different times), or neither."),
+            ]
+            return False
+        return ok
+
     def load(self, orders: dict[str, Any], night: dict[str, str] | None) -> None:
         """Fill the form from the seat's orders (``Orders.to_json`` form) and night."""
         self.stop.data = orders["stop"]
@@ -139,9 +151,13 @@ def _condition(choice: str) -> dict[str, Any]:
     return {"when": choice if choice in ("never", "always", "needs_mine") else "never"}
 
 
-def orders_summary(orders: dict[str, Any], investors: list[str]) -> list[str]:
+def orders_summary(orders: dict[str, Any], investors: list[str], away: bool = False) -> list[str]:
     """The seat's orders in plain words, one line each, for the game page: which decisions the
-    orders take and which wait for the seat (``investors``: the letters it controls now)."""
+    orders take and which wait for the seat (``investors``: the letters it controls now;
+    ``away``: the seat is away, A6, so windows do not wait for it at all)."""
+    if away:
+        lines = [_("While you are away, stop windows and last calls do not wait for you.")]
+        return lines + _offers_and_turns(orders, investors)
     lines = [
         {
             "ask": _("Stop windows wait for you."),
@@ -157,6 +173,11 @@ def orders_summary(orders: dict[str, Any], investors: list[str]) -> list[str]:
             "pass": _("Your orders pass every last call."),
         }[orders["last_call"]],
     ]
+    return lines + _offers_and_turns(orders, investors)
+
+
+def _offers_and_turns(orders: dict[str, Any], investors: list[str]) -> list[str]:
+    lines = []
     for letter, price in sorted(orders["prices"].items()):
         line = _(
             "Your orders offer %(investor)s for %(price)s in every deal that needs it.",

@@ -34,7 +34,6 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
-from imtheboss.engine.history import describe
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
@@ -158,19 +157,29 @@ def new_game() -> Any:
                 errors.append(exc.message)
             else:
                 remember_admin(created.game_id)
-                return render_template(
-                    "created.html",
-                    gid=created.game_id,
-                    title=form.title.data or "I'm the Boss!",
-                    organiser=(form.creator_email.data or "").strip(),
-                    players=players,
-                )
+                # after a POST, a GET: reloading the page cannot make a second game
+                return redirect(url_for("pages.created_page", gid=created.game_id), 303)
         else:
             errors.append(_("Some fields need another look (see below)."))
         return render_template(
             "new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP
         ), 400
     return render_template("new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP)
+
+
+@bp.get("/g/<gid>/created")
+def created_page(gid: str) -> str:
+    """What the organiser reads after creating a game: the confirm mail went to their address,
+    and nobody is invited before they confirm. Only the organiser's browser sees it (403)."""
+    game = _admin_only(gid)
+    players = [(seat.name, seat.email) for seat in seats_of(gid)]
+    return render_template(
+        "created.html",
+        gid=gid,
+        title=game.title or "I'm the Boss!",
+        organiser=game.creator_email,
+        players=players,
+    )
 
 
 def _board_from(form: NewGameForm) -> Any:
@@ -487,7 +496,7 @@ def act(gid: str) -> Any:
     if result.duplicate:
         notices = [_("That was already done (the same form was sent twice).")]
     else:
-        notices = [describe(event, players, seat) for _seq, event in result.events]
+        notices = [display.event_line(event, players, seat) for _seq, event in result.events]
     if _htmx():
         ctx = _live_context(get_game(gid), seat, is_admin(gid))
         ctx["notices"] = notices

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=Settings.load().port)
     parser.add_argument("--no-worker", action="store_true", help="serve pages only")
     args = parser.parse_args(argv)
+    taken = _port_taken(args.host, args.port)
+    if taken:
+        print(taken, file=sys.stderr)
+        return 2
     # The embedded default (its children inherit it): a key of its own, links to itself.
     os.environ["IMTHEBOSS_EMBEDDED"] = "1"
     os.environ.setdefault("BASE_URL", f"http://{args.host}:{args.port}")
@@ -45,6 +50,21 @@ def main(argv: list[str] | None = None) -> int:
         for worker in workers:
             worker.stop()
     return 0
+
+
+def _port_taken(host: str, port: int) -> str:
+    """Why the server cannot listen on ``host:port`` (another program holds it), else ``""``;
+    checked before any worker starts, so a taken port leaves nothing running."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return (
+                f"imtheboss: cannot listen on {host}:{port} ({exc.strerror}): another program"
+                f" uses it. Choose another: ./dev serve --port {port + 1} (or PORT={port + 1})."
+            )
+    return ""
 
 
 CELERY = [sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker"]

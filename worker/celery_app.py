@@ -15,6 +15,7 @@ app's redaction, and every line written while a task runs carries ``task=<task i
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from celery import Celery, Task, signals
 from flask import Flask
 from imtheboss.web import logs
 from imtheboss.web.queue import broker_settings
-from imtheboss.web.settings import Settings
+from imtheboss.web.settings import Settings, SettingsError
 
 _flask_app: Flask | None = None
 
@@ -68,6 +69,19 @@ def make_celery() -> Celery:
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )
     return app
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _require_settings(**_: Any) -> None:
+    """A worker or beat started outside the embedded default without ``SECRET_KEY`` or
+    ``BASE_URL`` stops at once with the message (``Settings.require_production``): otherwise
+    it would run and fail every task, or sign links that the web app refuses."""
+    try:
+        Settings.load().require_production()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 @signals.after_setup_logger.connect

@@ -112,3 +112,27 @@ def test_dev_serve_times_out_windows_and_keeps_mail_locally(served) -> None:
         what="the invitations in the local outbox",
     )
     assert "invited" in outbox and f"/g/{game_id}/s/" in outbox
+
+
+def test_a_taken_port_stops_serve_with_a_message(tmp_path: Path) -> None:
+    """Another program on the port: ``./dev serve`` says so, names a way out, exits 2 and
+    leaves no worker behind (none is started)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+        env.update(IMTHEBOSS_INSTANCE=str(tmp_path))
+        done = subprocess.run(
+            [str(ROOT / "dev"), "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert not (tmp_path / "imtheboss.sqlite3").exists()  # it stopped before the app was made

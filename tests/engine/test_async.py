@@ -873,8 +873,10 @@ def test_a6_a_seat_may_declare_itself_away():
     t.do(3, "chat", text="back from holiday", h=4)
     assert not t.state.away[3]
     t.do(3, "away", away=True, h=5)
+    t.refused(3, "away", "bad_command", rule="A6", away=True)  # already away: no new line
     t.do(3, "away", away=False, h=6)
     assert not t.state.away[3]
+    t.refused(3, "away", "bad_command", rule="A6", away=False)
     t.refused(3, "away", "bad_command", rule="A6", away="yes")
 
 

@@ -712,7 +712,7 @@ def test_new_game_form_refuses_bad_text_and_numbers(app, world, field, value) ->
     assert response.status_code == 400, (response.status_code, response.get_data()[:300])
     assert stored(app) == before
     good = browser.post("/new", data={**NEW_GAME, "csrf_token": csrf})
-    assert good.status_code == 200 and len(stored(app)[0]) == len(before[0]) + 1  # a game
+    assert good.status_code == 303 and len(stored(app)[0]) == len(before[0]) + 1  # a game
 
 
 @needs_pages

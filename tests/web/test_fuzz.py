@@ -337,7 +337,7 @@ class Fuzzer:
         self.rate = data.draw(st.sampled_from(RATES))
         path, methods = self.path(data, rule)
         browsers = self.browsers  # the organiser first for the organiser's pages
-        if "admin" in self.endpoint:
+        if "admin" in self.endpoint or self.endpoint == "pages.created_page":
             browsers = [browsers[ADMIN], *browsers[:ADMIN], *browsers[ADMIN + 1 :]]
         browser, csrf = data.draw(st.sampled_from(browsers))
         index = next(i for i, (b, _c) in enumerate(self.browsers) if b is browser)

@@ -212,3 +212,23 @@ def test_a11_an_away_seat_says_it_is_back_in_one_tap(app):
     assert not _state(app, gid).away[1]
     amy = _signed_in(app, gid, tokens[0]).get(f"/g/{gid}").get_data(as_text=True)
     assert "You are marked away" not in amy
+
+
+def test_a10_a_seat_reads_which_events_its_orders_made(app):
+    """A10: an event an order made says so in its seat's own history and notices; another
+    seat reads the same line without the mark. A11: the proxy's acts say the server made them."""
+    from imtheboss.engine.events import Event
+    from imtheboss.web.display import event_line
+
+    names = ["Amy", "Bill", "Cy"]
+    answered = Event(
+        "window_answered", {"seat": 1, "window": "w3", "answer": "pass", "order": True}, 1
+    )
+    rolled = Event(
+        "die_rolled", {"seat": 2, "purpose": "move", "value": 3, "space": 7, "proxy": True}
+    )
+    with app.test_request_context():
+        own, other = event_line(answered, names, 1), event_line(answered, names, 0)
+        assert own.endswith("by your standing orders") and own.startswith(other)
+        assert "standing orders" not in other
+        assert event_line(rolled, names, 0).endswith("for a player away too long")

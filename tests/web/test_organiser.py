@@ -173,6 +173,8 @@ def test_the_form_needs_the_organisers_address_and_mails_the_admin_link(app, cli
     with app.app_context():
         assert _count(Game) == 0
     created = client.post("/new", data={**data, "creator_email": ORGANISER})
+    assert created.status_code == 303, created.text[:2000]
+    created = client.get(created.headers["Location"])
     assert created.status_code == 200, created.text[:2000]
     assert ORGANISER in created.text
     assert "/admin/" not in created.text and "/s/" not in created.text  # both go by mail only

@@ -127,13 +127,19 @@ def test_create_a_game_through_the_form(app, client) -> None:
         open_money="y",
     )
     response = client.post("/new", data=data)
+    assert response.status_code == 303, response.text[:3000]  # a GET after the POST
+    created_at = response.headers["Location"]
+    response = client.get(created_at)
     assert response.status_code == 200, response.text[:3000]
     assert "/s/" not in response.text and "/admin/" not in response.text  # links go by mail
+    assert client.get(created_at).status_code == 200  # a reload shows it again...
+    assert app.test_client().get(created_at).status_code == 403  # to the organiser only
     assert "bill@example.org" in response.text and "org@example.org" in response.text
     with app.app_context():
         seats = db.session.execute(select(Seat).order_by(Seat.seat_index)).scalars().all()
-        assert [s.name for s in seats] == NAMES
+        assert [s.name for s in seats] == NAMES  # ...and made no second game
         gid = seats[0].game_id
+        assert created_at == f"/g/{gid}/created"
         settings = get_game(gid).settings["options"]
         assert settings["windows"]["turn"] == 72 and settings["variants"] == ["V4", "V6"]
         assert settings["open_money"] is True
@@ -171,7 +177,7 @@ def test_new_game_form_errors_are_400_with_the_message(app, client) -> None:
     with app.app_context():
         assert count(EventRecord) == 0
     two = {**base, "players-2-name": "", "players-2-email": "", "board_choice": "default"}
-    response = client.post("/new", data=two)  # R2.1: two players play by V9, and are told so
+    response = client.post("/new", data=two, follow_redirects=True)  # R2.1: two play by V9
     assert response.status_code == 200 and "two-player rules (V9)" in response.text
 
 
