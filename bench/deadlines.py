@@ -227,7 +227,7 @@ def wait_out(args: argparse.Namespace, games: list[str], start: float) -> dateti
     """Wait for the last round of every game to fire, or ``grace`` after the minute, then up
     to ``drain`` for the deadlines due by then; pause every game. Returns when the run ended
     (deadlines due by then are measured)."""
-    from imtheboss.web.models import Deadline, EventRecord, Game, db
+    from imtheboss.web.models import Deadline, Game, db
 
     last = f"w{args.rounds - 1}"
     measured = [f"w{k}" for k in range(args.rounds)]
@@ -237,14 +237,14 @@ def wait_out(args: argparse.Namespace, games: list[str], start: float) -> dateti
         db.session.rollback()
         return value
 
-    fired_last = (
+    fired_last = (  # cheap to ask every second (the events' JSON is not searched)
         select(func.count())
-        .select_from(EventRecord)
-        .where(EventRecord.type == "timed_out", EventRecord.body["window"].as_string() == last)
+        .select_from(Deadline)
+        .where(Deadline.window_id == last, Deadline.state == "done")
     )
     hard_end = start + args.window * (args.rounds + 1) + args.grace
     while time.monotonic() < hard_end and count(fired_last) < len(games):
-        time.sleep(0.5)
+        time.sleep(1.0)
     ended = datetime.now(UTC)
     unfired = (
         select(func.count())
@@ -254,7 +254,7 @@ def wait_out(args: argparse.Namespace, games: list[str], start: float) -> dateti
     )
     drain_end = time.monotonic() + args.drain  # a backlog may still fire them
     while time.monotonic() < drain_end and count(unfired):
-        time.sleep(0.5)
+        time.sleep(1.0)
     db.session.execute(update(Game).values(status="paused"))  # no further rounds
     db.session.commit()
     time.sleep(1.0)

@@ -195,7 +195,9 @@ class Notification(db.Model):
     the SMTP server; never sent again automatically), ``sent``, ``skipped`` (not wanted, or no
     longer true), ``failed`` (for good: ``email_error`` says why), ``unknown`` (left
     ``sending`` by a worker that died mid-send: it may or may not have gone out).
-    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended.
+    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended,
+    ``queued_at`` when the sweep last queued the row again (the queue had lost it, or a retry
+    was due): it is not queued again within a minute of that.
     ``email_error`` is the last failure's code (``refused``, ``deferred``, ``timeout``...: see
     ``imtheboss.web.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
 
@@ -226,6 +228,7 @@ class Notification(db.Model):
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     email_state: Mapped[str] = mapped_column(String(12), default="pending")
     emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     to_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     email_error: Mapped[str | None] = mapped_column(String(32), nullable=True)

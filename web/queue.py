@@ -30,6 +30,7 @@ QUEUES = ("deadlines", "mail")
 TASK_ROUTES = {
     "imtheboss.worker.tasks.fire_deadline": {"queue": "deadlines"},
     "imtheboss.worker.tasks.sweep": {"queue": "deadlines"},
+    "imtheboss.worker.tasks.sweep_mail": {"queue": "mail"},
     "imtheboss.worker.tasks.game_changed": {"queue": "mail"},
     "imtheboss.worker.tasks.remind": {"queue": "mail"},
     "imtheboss.worker.tasks.deliver": {"queue": "mail"},

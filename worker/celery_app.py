@@ -53,7 +53,7 @@ class FlaskTask(Task):
 
 def make_celery() -> Celery:
     """The worker's Celery app: the shared broker and queue settings, late acks (a killed
-    worker's task is redelivered), the beat sweep."""
+    worker's task is redelivered), the beat sweeps (reminders; mail)."""
     settings = Settings.load()
     config = settings.flask_config(database=False)
     app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
@@ -67,7 +67,8 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule={
-            "sweep": {"task": "imtheboss.worker.tasks.sweep", "schedule": settings.sweep_seconds}
+            name: {"task": f"imtheboss.worker.tasks.{name}", "schedule": settings.sweep_seconds}
+            for name in ("sweep", "sweep_mail")
         },
         beat_schedule_filename=settings.beat_schedule_file
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),

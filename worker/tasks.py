@@ -4,7 +4,8 @@ Deadlines are not tasks: the firing threads of the deadlines workers claim due o
 database in batches and fire them (``imtheboss.worker.firing``). Two queues
 (``imtheboss.web.queue.TASK_ROUTES``), each with a worker of its own in the Procfile, so mail can
 never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one window) and
-``mail`` (``game_changed``, ``remind``, ``deliver``, ``deliver_many``, ``send_batch``).
+``mail`` (``sweep_mail``, ``game_changed``, ``remind``, ``deliver``, ``deliver_many``,
+``send_batch``).
 
 - ``game_changed(game_id)``: after a commit that made mail (the web's after-commit hook; a
   commit that made none sends nothing): what needs an answer goes out at once, news (and new
@@ -12,11 +13,12 @@ never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for on
 - ``fire(game_id, window_id)``: submits ``timeout`` through the service (which locks the game
   row). Its idempotency key derives from the window id and lives in the server's scope, where no
   seat can write: a deadline fired twice appends one event, and no seat can use the key up.
-- ``sweep()`` (beat, every few seconds): the database is the source of truth, and the sweep
-  looks only at what is due, through partial indexes. It plans reminders (``remind_at``) and
-  hands the due ones to the mail queue in batches (``remind``), re-queues mail that was never
-  sent or whose backoff has run, marks mail left half-sent ``unknown``, and sends daily
-  digests. Due and lost deadlines need no sweep: the firing threads' claim finds both.
+- ``sweep()`` and ``sweep_mail()`` (beat, every few seconds): the database is the source of
+  truth, and the sweeps look only at what is due, through partial indexes. ``sweep`` plans
+  reminders (``remind_at``) and hands the due ones to the mail queue in batches (``remind``);
+  ``sweep_mail`` re-queues mail that was never sent or whose backoff has run (not again
+  within a minute), marks mail left half-sent ``unknown``, and sends daily digests. Due and
+  lost deadlines need no sweep: the firing threads' claim finds both.
 - ``deliver(notification_id)`` / ``deliver_many(ids)`` / ``send_batch(game_id, seat)``: at most
   one email per row (``imtheboss.worker.delivery``: ``sending`` is committed before the SMTP
   server is spoken to); a temporary failure is retried after a backoff up to
@@ -51,7 +53,7 @@ from imtheboss.worker.delivery import (
 from imtheboss.worker.mail import compose
 from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
 from imtheboss.worker.smtp import MailFailure, send
-from sqlalchemy import Select, select
+from sqlalchemy import Select, select, update
 
 BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
 REMIND_BATCH = 50  # deadlines per ``remind`` task
@@ -144,14 +146,18 @@ def fire_deadline(game_id: str, window_id: str) -> str:
 
 @shared_task(name="imtheboss.worker.tasks.sweep")
 def sweep() -> dict[str, int]:
-    """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
+    """The periodic reminders (on the deadlines queue: a mail server that hangs never holds
+    them up); see the module docstring. Returns counts (for logs/tests)."""
     now = now_utc()
-    return {
-        "planned": plan_reminders(),
-        "reminders": _hand_over_reminders(now),
-        "mail": _requeue_mail(now),
-        "lost": mark_lost(now),
-    }
+    return {"planned": plan_reminders(), "reminders": _hand_over_reminders(now)}
+
+
+@shared_task(name="imtheboss.worker.tasks.sweep_mail")
+def sweep_mail() -> dict[str, int]:
+    """The periodic safety net of mail (on the mail queue): mail to queue again, sends left
+    half-way. Returns counts (for logs/tests)."""
+    now = now_utc()
+    return {"mail": _requeue_mail(now), "lost": mark_lost(now)}
 
 
 def _hand_over_reminders(now: datetime) -> int:
@@ -177,9 +183,15 @@ def remind(claims: list[list]) -> str:
     return f"{len(ids)} reminders"
 
 
-def requeue_statement() -> Select:
-    """The oldest 2,000 pending rows, with what the sweep needs of them and their seat's
-    ``notify``, through the partial index of pending mail."""
+QUEUED_AGAIN = timedelta(seconds=60)  # the sweep queues a row again at most this often
+LOST_URGENT = timedelta(seconds=60)  # an urgent row still pending this long: the queue lost it
+
+
+def requeue_statement(now: datetime) -> Select:
+    """The oldest 2,000 pending rows that may be due again at ``now`` (tried before, or made
+    a minute ago or more; not queued again within ``QUEUED_AGAIN`` unless tried since), with
+    what the sweep needs of them and their seat's ``notify``, through the partial index of
+    pending mail."""
     return (
         select(
             Notification.id,
@@ -197,6 +209,12 @@ def requeue_statement() -> Select:
             (Seat.game_id == Notification.game_id) & (Seat.seat_index == Notification.seat_index),
         )
         .where(Notification.email_state == PENDING)
+        .where((Notification.attempts > 0) | (Notification.created_at < now - LOST_URGENT))
+        .where(
+            Notification.queued_at.is_(None)
+            | (Notification.queued_at < now - QUEUED_AGAIN)
+            | (Notification.emailed_at > Notification.queued_at)  # tried since: its task ran
+        )
         .order_by(Notification.id)
         .limit(2000)
     )
@@ -206,33 +224,51 @@ def _requeue_mail(now: datetime) -> int:
     """Mail that is due and not on its way: urgent rows pending for a minute (the queue lost
     them) or whose backoff after a failure has run; news past its batch delay (a day for
     digests). The database drives retries, so an SMTP outage never piles up tasks; rows
-    ``sending`` are never re-queued."""
-    batches = set()
-    count = 0
-    for row in db.session.execute(requeue_statement()).all():
-        notify = row.notify
-        if row.attempts:
-            due = row.emailed_at is None or row.emailed_at + backoff(row.attempts) <= now
-        elif row.urgent:
-            due = row.created_at < now - timedelta(seconds=60)
-        else:
-            wait = (
-                timedelta(days=1)
-                if notify == "digest" and row.kind not in BATCHED_ANSWERS
-                else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
-            )
-            due = row.created_at < now - wait
-        if not due:
-            continue
-        if row.urgent:
-            deliver.delay(row.id)
-            count += 1
-        elif (row.game_id, row.seat_index) not in batches:
-            batches.add((row.game_id, row.seat_index))
-            send_batch.delay(row.game_id, row.seat_index)
-            count += 1
-    db.session.rollback()
-    return count
+    ``sending`` are never re-queued, and a row queued again is not queued again within
+    ``QUEUED_AGAIN`` (a backlog is not piled onto at every sweep). Returns the tasks sent."""
+    due = [row.id for row in db.session.execute(requeue_statement(now)).all() if _due(row, now)]
+    rows = _mark_queued(due, now) if due else []
+    db.session.commit()
+    batches = sorted({(g, seat) for _id, urgent, g, seat in rows if not urgent})
+    for row_id, urgent, _game, _seat in sorted(rows):
+        if urgent:
+            deliver.delay(row_id)
+    for game_id, seat in batches:
+        send_batch.delay(game_id, seat)
+    return sum(1 for row in rows if row.urgent) + len(batches)
+
+
+def _mark_queued(ids: list[int], now: datetime) -> list:
+    """Mark the rows ``ids`` still pending queued again at ``now``, but for those locked by a
+    sender this moment (left to it). Returns ``(id, urgent, game_id, seat_index)`` of those
+    marked."""
+    free = (
+        select(Notification.id)
+        .where(Notification.id.in_(ids), Notification.email_state == PENDING)
+        .with_for_update(skip_locked=True)
+    )
+    row = Notification
+    return db.session.execute(
+        update(Notification)
+        .where(Notification.id.in_(free))
+        .values(queued_at=now)
+        .returning(row.id, row.urgent, row.game_id, row.seat_index)
+        .execution_options(synchronize_session=False)
+    ).all()
+
+
+def _due(row, now: datetime) -> bool:
+    """Whether the pending ``row`` (of ``requeue_statement``) is to be queued again now."""
+    if row.attempts:
+        return row.emailed_at is None or row.emailed_at + backoff(row.attempts) <= now
+    if row.urgent:
+        return row.created_at < now - LOST_URGENT
+    wait = (
+        timedelta(days=1)
+        if row.notify == "digest" and row.kind not in BATCHED_ANSWERS
+        else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
+    )
+    return row.created_at < now - wait
 
 
 def _seat(game_id: str, seat_index: int) -> Seat | None:

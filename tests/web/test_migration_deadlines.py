@@ -85,14 +85,15 @@ def test_the_migration_keeps_the_rows_and_adds_the_partial_indexes(
         assert "ix_deadlines_open_due" in _plan(firing.claim_statement(now, 10))
         assert any(name in _plan(reminders.plan_statement()) for name in NEW)
         assert "ix_deadlines_open_remind" in _plan(reminders.claim_statement(now, 10))
-        assert "ix_notifications_pending" in _plan(tasks.requeue_statement())
+        assert "ix_notifications_pending" in _plan(tasks.requeue_statement(now))
         assert "ix_notifications_sending" in _plan(delivery.lost_statement(now))
         assert reminders.plan_reminders() == 1  # the open row, found by its index
         downgrade(directory=MIGRATIONS, revision=BEFORE)
         deadlines = _indexes("deadlines")
         assert "ix_deadlines_due" in deadlines and not NEW & deadlines.keys()
-        columns = {c["name"] for c in sqlalchemy.inspect(db.engine).get_columns("deadlines")}
-        assert "remind_at" not in columns
+        inspector = sqlalchemy.inspect(db.engine)
+        assert "remind_at" not in {c["name"] for c in inspector.get_columns("deadlines")}
+        assert "queued_at" not in {c["name"] for c in inspector.get_columns("notifications")}
         count = db.session.execute(text("SELECT count(*) FROM deadlines")).scalar_one()
         assert count == 2
         db.session.remove()

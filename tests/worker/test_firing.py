@@ -1,6 +1,7 @@
-"""Deadlines claimed in batches from the database, and reminders found by their stored time
-(``imtheboss.worker.firing``, ``imtheboss.worker.reminders``), run in this process on the real
-PostgreSQL with a clock of the test's own.
+"""Deadlines claimed in batches from the database, reminders found by their stored time and mail
+queued again by the sweep (``imtheboss.worker.firing``, ``imtheboss.worker.reminders``,
+``imtheboss.worker.tasks``), run in this process on the real PostgreSQL with a clock of the
+test's own.
 
 The games have hour-long windows, so the running worker (on the real clock) leaves them alone;
 the test's clock is set past their deadlines. Two threads stand for two worker processes: each
@@ -17,7 +18,7 @@ import pytest
 from helpers_worker import players, timed_out_windows
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.service import create_game, now_utc, submit
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 STALE = 30  # DEADLINE_STALE_SECONDS of the apps here (the default)
@@ -164,3 +165,34 @@ def test_reminders_are_found_by_their_time_and_a_lost_batch_is_claimed_again(qui
         db.session.rollback()
         assert write_reminders(again, now_utc()) == []  # a task delivered twice writes nothing
         assert claim_reminders(now_utc(), 10) == []
+
+
+def test_mail_the_queue_lost_is_queued_again_once_not_at_every_sweep(quiet_app, ahead):
+    """Pending rows whose retry is due (for the test's clock; the running worker, on the real
+    clock, finds them in their backoff and leaves them pending): the mail sweep queues each
+    again, then not at the next sweeps while that task may still be on its way, and again once
+    ``QUEUED_AGAIN`` has run."""
+    from imtheboss.worker.tasks import QUEUED_AGAIN, _requeue_mail
+
+    app, clock = ahead
+    (gid,) = slow_games(quiet_app, 1, "requeue")
+    with quiet_app.app_context():
+        db.session.execute(
+            update(Notification)
+            .where(Notification.game_id == gid)
+            .values(attempts=1, emailed_at=datetime.now(UTC))
+        )
+        db.session.commit()
+        urgent = db.session.execute(
+            select(func.count()).where(Notification.game_id == gid, Notification.urgent)
+        ).scalar_one()
+        db.session.rollback()
+    assert urgent >= 3
+    with app.app_context():
+        assert _requeue_mail(now_utc()) == urgent  # one deliver task each
+        clock.advance(seconds=1)
+        assert _requeue_mail(now_utc()) == 0
+        clock.advance(seconds=QUEUED_AGAIN.total_seconds() - 2)
+        assert _requeue_mail(now_utc()) == 0
+        clock.advance(seconds=2)
+        assert _requeue_mail(now_utc()) == urgent

@@ -9,7 +9,8 @@ finds reminders by ``remind_at`` (80% of the window, written by the sweep for ro
 none), mail to re-queue among the ``pending`` rows and lost sends among the ``sending`` ones;
 each through a partial index that holds only those rows, so a sweep does not grow with the
 deadlines and mail of every game that ever ran. ``ix_deadlines_due`` (state, due_at) held every
-row ever made: the open-due index replaces it.
+row ever made: the open-due index replaces it. ``notifications.queued_at``: when the sweep last
+queued a row again, so a backlog is not queued again at every sweep.
 """
 
 import sqlalchemy as sa
@@ -43,6 +44,8 @@ def upgrade():
         postgresql_where=sa.text(f"{OPEN} AND NOT reminded"),
         sqlite_where=sa.text(f"{OPEN} AND reminded = 0"),
     )
+    with op.batch_alter_table("notifications") as batch_op:
+        batch_op.add_column(sa.Column("queued_at", sa.DateTime(timezone=True), nullable=True))
     for state in UNSETTLED:
         where = sa.text(f"email_state = '{state}'")
         op.create_index(
@@ -57,6 +60,8 @@ def upgrade():
 def downgrade():
     for state in UNSETTLED:
         op.drop_index(f"ix_notifications_{state}", table_name="notifications")
+    with op.batch_alter_table("notifications") as batch_op:
+        batch_op.drop_column("queued_at")
     op.drop_index("ix_deadlines_open_remind", table_name="deadlines")
     op.drop_index("ix_deadlines_open_due", table_name="deadlines")
     with op.batch_alter_table("deadlines") as batch_op:
