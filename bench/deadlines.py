@@ -12,7 +12,8 @@ turn. Reminders at 80% of each window and the "your turn" mail are made and deli
 the local outbox table: no SMTP server is set), so the machine carries the whole load, not only
 the timeouts. The mail worker runs at ``--mail-nice`` (10): two cores cannot send 40,000 mails a
 minute at 20-30 ms each in any case, and in production mail has processes (or hosts) of its
-own; its backlog is reported.
+own; its backlog is reported (``--no-mail-worker``: none runs, the deadlines alone are
+measured).
 
 A game has one turn deadline at a time, so the deadlines come from games whose turn windows time
 out again and again: with ``--window 6`` each game's windows w0..w9 (``deadlines / games``
@@ -40,7 +41,7 @@ dropped), and Redis database 14 (flushed before and after; ``FLUSHDB`` of that n
 
     .venv/bin/python bench/deadlines.py [--games 200] [--deadlines 2000] [--workers 1]
         [--window 6] [--threads 2] [--batch 10] [--concurrency 4] [--sweep 5] [--lead S]
-        [--grace 45] [--drain 60] [--mail-nice 10] [--json]
+        [--grace 45] [--drain 60] [--mail-nice 10] [--no-mail-worker] [--json]
         [--redis redis://127.0.0.1:6379/14] [--pg postgresql://postgres@127.0.0.1]
 """
 
@@ -160,6 +161,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--grace", type=float, default=45.0, help="wait for the last round")
     parser.add_argument("--drain", type=float, default=60.0, help="wait for late fires")
     parser.add_argument("--mail-nice", type=int, default=10, help="nice of the mail worker")
+    parser.add_argument(
+        "--no-mail-worker", action="store_true", help="measure the deadlines alone: mail waits"
+    )
     parser.add_argument("--json", action="store_true", help="a JSON object as the last line")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1")
@@ -288,7 +292,10 @@ def measure(args: argparse.Namespace, ended: datetime) -> dict[str, Any]:
         fires.setdefault((game_id, body["window"]), []).append(created_at)
     due = {(g, w): at for g, w, at in rows if at <= ended}  # fell due during the run
     late = {key: (min(fires[key]) - at).total_seconds() for key, at in due.items() if key in fires}
+    first_due = min(due.values(), default=ended)
+    last_fire = max((min(fires[key]) for key in due if key in fires), default=first_due)
     return {
+        "rate": len(late) / max(1e-9, (last_fire - first_due).total_seconds()),
         "due": len(due),
         "fired_once": sum(1 for key in due if len(fires.get(key, [])) == 1),
         "twice": sum(1 for key in due if len(fires.get(key, [])) > 1),
@@ -333,7 +340,10 @@ def report(args: argparse.Namespace, result: dict[str, Any], extra: dict[str, An
             if part:
                 rounds.append(f"w{k} {percentile(part, 50):.2f}/{max(part):.2f}")
         print("by window, p50/max s: " + ", ".join(rounds))
-    print(f"fired once: {result['fired_once']}, fired twice: {result['twice']}")
+    print(
+        f"fired once: {result['fired_once']}, fired twice: {result['twice']}; "
+        f"{result['rate']:.0f} fired a second from the first due to the last fire"
+    )
     print(f"never fired (no timeout {args.drain:g} s after the run ended): {result['never']}")
     print(
         f"mail sent to the local outbox during the run: {result['mails']} "
@@ -351,6 +361,7 @@ def report(args: argparse.Namespace, result: dict[str, Any], extra: dict[str, An
         out = {**{k: result[k] for k in ("due", "fired_once", "twice", "never")}, **figures}
         out.update({k: v for k, v in extra.items() if k != "logs"})
         out.update(games=args.games, workers=args.workers, mails=result["mails"])
+        out["fired_per_s"] = round(result["rate"], 1)
         print(json.dumps(out))
 
 
@@ -386,17 +397,20 @@ def main() -> None:
         }
     )
     logs = [folder / f"deadlines{i}.log" for i in range(args.workers)] + [folder / "mail.log"]
-    queue = ["--concurrency", str(args.concurrency), "-Q"]
+    queue = ["--concurrency", str(args.concurrency), "--without-gossip", "--without-mingle", "-Q"]
     procs = [
         start_worker(env, log, queue + ["deadlines"] + (["-B"] if i == 0 else []), f"dl{i}")
         for i, log in enumerate(logs[:-1])
     ]
-    mail = start_worker(env, logs[-1], queue + ["mail"], "mail", nice=args.mail_nice)
+    mail = None
+    if not args.no_mail_worker:
+        mail = start_worker(env, logs[-1], queue + ["mail"], "mail", nice=args.mail_nice)
     print(
         f"{args.games} games x {args.rounds} turn windows of {args.window} s = "
         f"{args.games * args.rounds} deadlines; {args.workers} deadlines worker process(es) of "
         f"{args.threads} firing threads (batches of {args.batch}), one beat, sweep every "
-        f"{args.sweep:g} s; one mail worker (nice {args.mail_nice})",
+        f"{args.sweep:g} s; "
+        + ("no mail worker" if mail is None else f"one mail worker (nice {args.mail_nice})"),
         flush=True,
     )
     try:
@@ -410,11 +424,12 @@ def main() -> None:
                 f"{behind}",
                 flush=True,
             )
-            cpu = (group_cpu(procs), group_cpu([mail]), postgres_cpu())
+            mailers = [mail] if mail else []
+            cpu = (group_cpu(procs), group_cpu(mailers), postgres_cpu())
             ended = wait_out(args, games, t0 + args.lead)
             extra = {
                 "cpu_deadlines_s": round(group_cpu(procs) - cpu[0], 1),
-                "cpu_mail_s": round(group_cpu([mail]) - cpu[1], 1),
+                "cpu_mail_s": round(group_cpu(mailers) - cpu[1], 1),
                 "cpu_postgres_s": round(postgres_cpu() - cpu[2], 1),
                 "made_late": behind,
             }
@@ -422,13 +437,14 @@ def main() -> None:
         extra["errors"] = sum(
             1
             for log in logs
+            if log.exists()
             for line in log.read_text(errors="replace").splitlines()
             if "ERROR/" in line
         )
         extra["logs"] = str(folder)
         report(args, result, extra)
     finally:
-        for proc in [*procs, mail]:
+        for proc in [*procs, *([mail] if mail else [])]:
             stop_worker(proc)
         with app.app_context():
             db.session.remove()
