@@ -20,8 +20,8 @@ from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine.cards import TILE_VALUES
 from imtheboss.engine.events import Event
-from imtheboss.engine.history import describe
 from imtheboss.engine.views import redact_event
+from imtheboss.web import story  # story and this module use each other's names at call time
 from markupsafe import Markup, escape
 
 # -- time ------------------------------------------------------------------------------------
@@ -484,21 +484,9 @@ def visible(event: Event, seat: int | None) -> bool:
     return not (event.type == "orders_set" and event.by != seat)
 
 
-def event_line(event: Event, players: list[str], seat: int | None) -> str:
-    """``describe()``'s line for ``seat``, saying when the seat's own standing orders made the
-    event (A10: only that seat sees the mark) or the server played for an away seat (A11)."""
-    text = describe(event, players, seat)
-    data = redact_event(event, seat)
-    if data.get("order"):
-        return text + " · " + _("by your standing orders")
-    if data.get("proxy"):
-        return text + " · " + _("played by the server for a player away too long")
-    return text
-
-
 def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
-    """An event for the page of ``seat``: describe()'s line (English, redacted per seat) plus an
-    icon and a translated label."""
+    """An event for the page of ``seat``: its line in the reader's language (redacted per seat,
+    ``imtheboss.web.story``) plus an icon and a translated label."""
     icon, label = EVENT_KINDS.get(event.type, ("•", event.type))
     if event.type == "card_took_effect" and event.data.get("kind") == "boss":
         icon, label = "👑", lazy_gettext("New boss")  # R5.5
@@ -509,7 +497,7 @@ def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: in
         at=at,
         type=event.type,
         data=redact_event(event, seat),
-        text=event_line(event, players, seat),
+        text=story.line(event, players, seat),
         icon=icon,
         label=str(label),
     )

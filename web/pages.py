@@ -38,10 +38,10 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display, inputs
+from imtheboss.web import LANGUAGES, display, inputs, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
-from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
+from imtheboss.web.limits import TooMany, client_address, command_spending, spending
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
@@ -484,7 +484,7 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
-        with chat_spending(gid, seat, command):
+        with command_spending(gid, seat, command):
             result = submit(gid, seat, command, request.form.get("key", ""))
     except ServiceError as exc:
         if _htmx() and exc.status in (400, 409):
@@ -496,7 +496,8 @@ def act(gid: str) -> Any:
     if result.duplicate:
         notices = [_("That was already done (the same form was sent twice).")]
     else:
-        notices = [display.event_line(event, players, seat) for _seq, event in result.events]
+        tz = _seat_row(gid, seat).timezone or "UTC"
+        notices = [story.line(event, players, seat, tz) for _seq, event in result.events]
     if _htmx():
         ctx = _live_context(get_game(gid), seat, is_admin(gid))
         ctx["notices"] = notices
@@ -621,7 +622,7 @@ def inbox(gid: str) -> str:
         .all()
     )
     ctx = _frame(game, seat, admin)
-    ctx.update(rows=rows, icons=NOTIFICATION_KINDS)
+    ctx.update(rows=rows, icons=NOTIFICATION_KINDS, row_text=story.row_text)
     return render_template("inbox.html", **ctx)
 
 

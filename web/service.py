@@ -171,10 +171,12 @@ def create_game(
     orders (A10; the pages and the API do), ``"none"`` with none."""
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
-        raise ServiceError(400, "bad_settings", 'starting orders are "recommended" or "none"')
+        raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
     names = [name.strip() for name, _email in players]
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
-        raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
+        raise ServiceError(
+            400, "bad_settings", _("every player needs a name of 1 to 40 characters")
+        )
     try:
         emails = [normal_email(e) for _n, e in players]
     except ValueError as exc:
@@ -253,14 +255,14 @@ def _settings_of(
     """The options and the board of a new game. Raises ``ServiceError`` 400."""
     if board not in (None, "default") and not isinstance(board, list | dict | Board):
         # never a path: a string from a form or an upload must not read files on the server
-        raise ServiceError(400, "bad_settings", 'a board is "default" or a board file\'s JSON')
+        raise ServiceError(400, "bad_settings", _('a board is "default" or a board file\'s JSON'))
     try:
         opts = Options.from_json(options)
         the_board = default_board() if board in (None, "default") else load_board(board)
     except (OptionsError, BoardError) as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
     except RecursionError:
-        raise ServiceError(400, "bad_settings", "the board file is nested too deeply") from None
+        raise ServiceError(400, "bad_settings", _("the board file is nested too deeply")) from None
     least = int(current_app.config["MIN_WINDOW_SECONDS"])
     if min(opts.windows.values()) < least:
         raise ServiceError(

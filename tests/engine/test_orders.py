@@ -13,6 +13,7 @@ import pytest
 from helpers_async import FLAT_BOARD, T0, Table, allow_all, flat_board, of_type, types
 from imtheboss.engine.orders import RECOMMENDED, Orders, OrdersError
 from imtheboss.engine.settle import aimed_at, involved
+from imtheboss.engine.simulate import SimulationError, simulate
 from imtheboss.engine.views import redact_event, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
@@ -395,3 +396,19 @@ def test_a11_the_proxy_counters_terms_under_its_price_at_once():
     evs = t.do(0, "accept", {"with": 1, "letter": "D", "price": {"cash": 1}})
     assert (1, "D") in t.state.deal.agreements
     assert t.replayed() == t.state
+
+
+def test_a11_with_every_seat_away_turns_wait_for_their_deadlines():
+    """A11: a game every seat has left does not loop: once all seats are played for, each
+    command (a timeout) plays one turn (A5), not turn after turn up to the settle cap."""
+    sizes: list[int] = []
+    with pytest.raises(SimulationError):  # nobody plays: the game does not end
+        simulate(
+            4,
+            7,
+            idle_seats=frozenset(range(4)),
+            proxy_hours=1,
+            max_commands=300,
+            observer=lambda _s, _c, events: sizes.append(len(events)),
+        )
+    assert len(sizes) == 300 and max(sizes) <= 20
