@@ -10,9 +10,10 @@ messages of the running deal, the history's newest page 100 events: what differs
 the log behind them. The worker's after-commit hooks are off (``TASKS``).
 
 Each page is fetched by seat 0's signed-in browser (Flask test client, the whole request: routing,
-session, database, templates), in rounds that alternate the two games so both see the same
-machine; a few untimed rounds warm the caches first. It prints the median of ``--rounds`` requests
-per page and game, and the ratio; with ``--json`` the last line is one JSON object
+session, database, templates; no app context around the requests, so each has its own, as in a
+server), in rounds that alternate the two games so both see the same machine; a few untimed
+rounds warm the caches first. It prints the median of ``--rounds`` requests per page and game,
+and the ratio; with ``--json`` the last line is one JSON object
 ``{"<page>": {"200": ms, "2000": ms}, ...}``.
 
     .venv/bin/python bench/pages.py [--server postgresql+psycopg://postgres@127.0.0.1]
@@ -119,8 +120,9 @@ def time_pages(app: Any, games: dict[int, tuple[str, list[str], int]], rounds: i
         name: {s: [] for s in games} for name in paths[SIZES[0]]
     }
     for r in range(WARM_ROUNDS + rounds):
+        order = list(games) if r % 2 else list(games)[::-1]
         for name in out:
-            for size in games:
+            for size in order:
                 t0 = time.perf_counter()
                 response = clients[size].get(paths[size][name])
                 spent = time.perf_counter() - t0
@@ -150,13 +152,18 @@ def run(url: str, rounds: int, start: int, seed: int, progress: Callable[[str], 
             progress(f"building a game of {size} events")
             games[size] = build(clock, seed, start, size)
             gid, _tokens, shown_here = games[size]
-            progress(f"  {get_game(gid).last_seq} events, {shown_here} negotiations (one running)")
-        shown = {size: g[2] for size, g in games.items()}
-        if len(set(shown.values())) != 1:
-            raise SystemExit(f"the games differ in negotiations: {shown}")
-        progress(f"timing {rounds} rounds")
-        samples = time_pages(app, games, rounds)
+            game = get_game(gid)
+            progress(
+                f"  {game.last_seq} events ({game.last_seq - game.snapshot_seq} after the"
+                f" snapshot), {shown_here} negotiations (one running)"
+            )
         db.session.remove()
+    shown = {size: g[2] for size, g in games.items()}
+    if len(set(shown.values())) != 1:
+        raise SystemExit(f"the games differ in negotiations: {shown}")
+    progress(f"timing {rounds} rounds")
+    samples = time_pages(app, games, rounds)  # outside an app context: each request has its own
+    with app.app_context():
         db.engine.dispose()
     return {
         name: {str(size): statistics.median(s) * 1e3 for size, s in by_size.items()}
