@@ -13,8 +13,9 @@ Each page is fetched by seat 0's signed-in browser (Flask test client, the whole
 session, database, templates; no app context around the requests, so each has its own, as in a
 server), in rounds that alternate the two games so both see the same machine; a few untimed
 rounds warm the caches first. It prints the median of ``--rounds`` requests per page and game,
-and the ratio; with ``--json`` the last line is one JSON object
-``{"<page>": {"200": ms, "2000": ms}, ...}``.
+and the ratio, of the wall time and of this process's CPU time (the Python side, without
+PostgreSQL's: less shaken by other work on a shared machine); with ``--json`` the last line is one
+JSON object of the wall times, ``{"<page>": {"200": ms, "2000": ms}, ...}``.
 
     .venv/bin/python bench/pages.py [--server postgresql+psycopg://postgres@127.0.0.1]
                                     [--rounds 30] [--start 160] [--seed 3] [--json]
@@ -109,23 +110,24 @@ def page_paths(gid: str, shown: int) -> dict[str, str]:
 
 
 def time_pages(app: Any, games: dict[int, tuple[str, list[str], int]], rounds: int) -> dict:
-    """``{page: {size: [seconds]}}``: every page of every game once a round, games alternating."""
+    """``{page: {size: [(wall seconds, this process's CPU seconds)]}}``: every page of every game
+    once a round, the games' order alternating."""
     clients = {}
     for size, (gid, tokens, _shown) in games.items():
         client = app.test_client()
         assert client.get(f"/g/{gid}/s/{tokens[0]}").status_code == 303
         clients[size] = client
     paths = {size: page_paths(gid, shown) for size, (gid, _t, shown) in games.items()}
-    out: dict[str, dict[int, list[float]]] = {
+    out: dict[str, dict[int, list[tuple[float, float]]]] = {
         name: {s: [] for s in games} for name in paths[SIZES[0]]
     }
     for r in range(WARM_ROUNDS + rounds):
         order = list(games) if r % 2 else list(games)[::-1]
         for name in out:
             for size in order:
-                t0 = time.perf_counter()
+                t0, cpu0 = time.perf_counter(), time.process_time()
                 response = clients[size].get(paths[size][name])
-                spent = time.perf_counter() - t0
+                spent = (time.perf_counter() - t0, time.process_time() - cpu0)
                 assert response.status_code == 200, (name, size, response.status_code)
                 if r >= WARM_ROUNDS:
                     out[name][size].append(spent)
@@ -133,7 +135,8 @@ def time_pages(app: Any, games: dict[int, tuple[str, list[str], int]], rounds: i
 
 
 def run(url: str, rounds: int, start: int, seed: int, progress: Callable[[str], None]) -> dict:
-    """Build the games, time the pages; ``{page: {"200": ms, "2000": ms}}``."""
+    """Build the games, time the pages: ``{page: {"200": (wall ms, CPU ms), "2000": ...}}``,
+    medians."""
     clock = Clock()  # after the games are built it stays at their last move: the pages' now
     app = create_app(
         {
@@ -166,7 +169,10 @@ def run(url: str, rounds: int, start: int, seed: int, progress: Callable[[str], 
     with app.app_context():
         db.engine.dispose()
     return {
-        name: {str(size): statistics.median(s) * 1e3 for size, s in by_size.items()}
+        name: {
+            str(size): tuple(statistics.median(x) * 1e3 for x in zip(*s, strict=True))
+            for size, s in by_size.items()
+        }
         for name, by_size in samples.items()
     }
 
@@ -182,12 +188,17 @@ def main() -> None:
     with own_database(args.server, DATABASE) as url:
         figures = run(url, args.rounds, args.start, args.seed, lambda t: print(t, file=sys.stderr))
     print(f"\npage time on PostgreSQL, seat 0's browser, median of {args.rounds} requests")
-    print(f"{'page':<10} {'200 ev ms':>10} {'2000 ev ms':>11} {'ratio':>6}")
+    print("(wall: the whole request; CPU: this process's, without PostgreSQL's, less noisy)")
+    head = ("page", "200 ev ms", "2000 ev ms", "ratio", "CPU 200", "CPU 2000", "ratio")
+    print(f"{head[0]:<10}" + "".join(f"{h:>11}" for h in head[1:]))
     for name, by in figures.items():
-        small, large = by[str(SIZES[0])], by[str(SIZES[1])]
-        print(f"{name:<10} {small:>10.2f} {large:>11.2f} {large / small:>6.2f}")
-    if args.json:
-        print(json.dumps({n: {k: round(v, 3) for k, v in by.items()} for n, by in figures.items()}))
+        (small, cpu_small), (large, cpu_large) = by[str(SIZES[0])], by[str(SIZES[1])]
+        row = (small, large, large / small, cpu_small, cpu_large, cpu_large / cpu_small)
+        print(f"{name:<10}" + "".join(f"{x:>11.2f}" for x in row))
+    if args.json:  # wall times
+        print(
+            json.dumps({n: {k: round(v[0], 3) for k, v in by.items()} for n, by in figures.items()})
+        )
 
 
 if __name__ == "__main__":
