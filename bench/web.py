@@ -21,45 +21,18 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import psycopg
+from harness import Clock, drop, next_move, plain, recreate
 from imtheboss.engine.bots import SensibleBot
-from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 
 DATABASE = "imtheboss_bench"
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan", "Eve", "Fay")]
-
-
-class Clock:
-    """The app's clock: moves a minute per command, jumps to deadlines when everyone waits."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
-def recreate(server: str) -> None:
-    """Drop and create the benchmark's own database."""
-    with psycopg.connect(f"{_plain(server)}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DATABASE}"')
-
-
-def drop(server: str) -> None:
-    """Drop the benchmark's database."""
-    with psycopg.connect(f"{_plain(server)}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
 
 
 class Game:
@@ -86,20 +59,7 @@ class Game:
         to the deadline), or ``None`` when the game is over."""
         state = load_state(get_game(self.id))
         db.session.commit()
-        if state.phase == "game_over":
-            return None
-        due = next_deadline(state)
-        if due is not None and due <= self.clock.now:
-            return None, {"do": "timeout"}
-        seats = list(range(state.n))
-        self.rng.shuffle(seats)
-        for seat in seats:
-            legal = legal_commands(state, seat)
-            choice = self.bots[seat].choose(state, seat, legal, self.rng) if legal else None
-            if choice is not None:
-                return seat, choice
-        self.clock.now = max(self.clock.now, due) if due else self.clock.now + timedelta(hours=1)
-        return None, {"do": "timeout"}
+        return next_move(state, self.clock, self.rng, self.bots)
 
     def move(self) -> float | None:
         """Submit one bot move; its latency in seconds (``None``: game over)."""
@@ -156,7 +116,7 @@ def measure_point(game: Game, client: Any, batch: int) -> dict[str, list[float]]
 
 def floor(server: str, count: int) -> list[float]:
     """A bare row lock + insert + commit with psycopg on the same database."""
-    with psycopg.connect(f"{_plain(server)}/{DATABASE}") as conn:
+    with psycopg.connect(f"{plain(server)}/{DATABASE}") as conn:
         conn.execute("CREATE TABLE floor_games (id text PRIMARY KEY, last_seq int NOT NULL)")
         conn.execute(
             "CREATE TABLE floor_events (id bigserial PRIMARY KEY, game_id text NOT NULL, "
@@ -236,11 +196,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7, help="the game's seed (and the bots')")
     parser.add_argument("--far", type=int, default=2000, help="the late point's event number")
     args = parser.parse_args()
-    recreate(args.server)
+    recreate(args.server, DATABASE)
     try:
         run(args.server, args.batch, args.far, args.seed, lambda text: print(text, file=sys.stderr))
     finally:
-        drop(args.server)
+        drop(args.server, DATABASE)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from imtheboss.web.models import (
     Seat,
     db,
 )
+from imtheboss.web.negotiations import record as record_negotiations
 from imtheboss.web.notify import (
     email_changed,
     invitation,
@@ -510,8 +511,8 @@ def _append(
     at: datetime,
     links: list[str] | None = None,
 ) -> list[int]:
-    """Append events, move the snapshot, sync deadlines, write the outbox. Returns the seats
-    notified."""
+    """Append events, keep the negotiations' ranges, move the snapshot, sync deadlines, write
+    the outbox. Returns the seats notified."""
     seq = game.last_seq
     for event in events:
         seq += 1
@@ -528,6 +529,7 @@ def _append(
             )
         )
     game.last_seq = seq
+    record_negotiations(game.id, seq - len(events) + 1, events, at)
     if state.phase == "game_over":
         game.status = "over"
     stale = game.snapshot is not None and not snapshot_is_current(game.snapshot)
