@@ -69,9 +69,13 @@ def test_a10_orders_round_trip_and_refuse_nonsense():
         {"turn": {"in_place": {"when": "fill", "k": 9}, "after_roll": {"when": "never"}}},
         {"sleep": True},
         [],
+        *({key: value} for key in ("prices", "boss") for value in ([], 0, False, "")),
+        {"boss": {"limits": []}},
+        {"turn": {"in_place": {"when": "always", "k": 3}, "after_roll": {"when": "never"}}},
     ):
         with pytest.raises(OrdersError):
             Orders.from_json(bad)
+    assert Orders.from_json({"prices": None, "boss": {"limits": None}}) == Orders()
     t = table()
     error = t.refused(1, "orders", "bad_command", {"orders": {"stop": "maybe"}})
     assert error.rule == "A10" and "stop" in error.message
