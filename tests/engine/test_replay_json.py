@@ -1,0 +1,77 @@
+"""Reading a stored log: records are folded as they come, nothing copied (``Event.take_json``,
+``replay_json``), and a board is checked once per process, then found by its content
+(``stored_board``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from imtheboss.engine.board import BoardError, default_board, stored_board
+from imtheboss.engine.events import SCHEMA_VERSION, Event
+from imtheboss.engine.simulate import simulate
+from imtheboss.engine.state import replay, replay_json, state_from_json, state_to_json
+
+
+@pytest.fixture(scope="module")
+def log() -> tuple[str, object]:
+    """A bot game's log as JSON text, and its final state."""
+    game = simulate(4, 11)
+    return json.dumps([event.to_json() for event in game.events]), game.state
+
+
+def test_take_json_makes_the_record_the_events_data() -> None:
+    record = {"type": "chat", "v": SCHEMA_VERSION, "by": 2, "text": "hi", "at": "t"}
+    event = Event.take_json(record)
+    assert event == Event("chat", {"text": "hi", "at": "t"}, 2)
+    assert event.data is record  # taken over, not copied
+
+
+def test_from_json_leaves_the_record_as_it_was() -> None:
+    record = {"type": "chat", "v": SCHEMA_VERSION, "by": 2, "text": "hi"}
+    event = Event.from_json(record)
+    assert record == {"type": "chat", "v": SCHEMA_VERSION, "by": 2, "text": "hi"}
+    assert event.data is not record and event.data == {"text": "hi"}
+
+
+def test_a_record_without_a_version_is_read_as_the_first() -> None:
+    assert Event.take_json({"type": "chat", "text": "x"}) == Event("chat", {"text": "x"}, None, 1)
+
+
+@pytest.mark.parametrize("record", [["chat"], {"text": "no type"}, "chat"])
+def test_a_malformed_record_is_a_value_error(record, log) -> None:
+    text, _state = log
+    with pytest.raises(ValueError):
+        Event.take_json(record)  # type: ignore[arg-type]
+    records = json.loads(text)
+    with pytest.raises(ValueError):
+        replay_json([*records[:5], record])
+
+
+def test_replay_json_is_the_replay_of_the_events(log) -> None:
+    text, state = log
+    assert replay_json(json.loads(text)) == state
+    assert replay_json(json.loads(text)) == replay(map(Event.from_json, json.loads(text)))
+    with pytest.raises(ValueError, match="starts with game_started"):
+        replay_json([])
+
+
+def test_the_board_of_equal_snapshots_is_checked_once(log) -> None:
+    """Two loads of equal snapshots (distinct dicts, as two reads of the database give) share one
+    board: the second was found, not validated again."""
+    text, state = log
+    first = state_from_json(json.loads(json.dumps(state_to_json(state))))
+    second = state_from_json(json.loads(json.dumps(state_to_json(state))))
+    assert first.board is second.board and first.board == state.board
+
+
+def test_stored_boards_are_told_apart_by_content() -> None:
+    spaces = default_board().to_json()
+    other = json.loads(json.dumps(spaces))
+    other[0]["shares"] += 1
+    assert stored_board(other).spaces[0].shares == spaces[0]["shares"] + 1
+    assert stored_board(spaces).spaces[0].shares == spaces[0]["shares"]
+    assert stored_board({"name": "mine", "spaces": spaces}).name == "mine"
+    for _ in range(2):  # a refused board is refused every time, never remembered
+        with pytest.raises(BoardError, match="wrong number of spaces"):
+            stored_board(spaces[:3])
