@@ -33,7 +33,9 @@ in the seat's hand; the turn pre-move, on the seat's own turn, may read the seat
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from imtheboss.engine.board import LETTERS
@@ -195,6 +197,22 @@ def _turn_from(data: Any) -> TurnOrder | None:
         Condition.from_json(data["in_place"], "turn.in_place"),
         Condition.from_json(data["after_roll"], "turn.after_roll"),
     )
+
+
+def stored_orders(data: Any) -> Orders:
+    """``Orders.from_json(data)`` for orders stored as JSON (a snapshot's, an event's), cached by
+    their JSON text: every load of a game rebuilds each seat's orders, and few sets are in use.
+    Raises ``OrdersError`` as ``from_json`` (a failure is not cached)."""
+    try:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):  # not JSON data: let the validator name the problem
+        return Orders.from_json(data)
+    return _orders_of_text(text)
+
+
+@lru_cache(maxsize=1024)
+def _orders_of_text(text: str) -> Orders:
+    return Orders.from_json(json.loads(text))
 
 
 NO_ORDERS = Orders()

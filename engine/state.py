@@ -37,7 +37,7 @@ from imtheboss.engine.board import Board, stored_board
 from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
 from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
-from imtheboss.engine.orders import NO_ORDERS, Orders
+from imtheboss.engine.orders import NO_ORDERS, Orders, stored_orders
 
 # A seat's acts since its turn began (V3): the influence events and opening a deal.
 ACTING_EVENTS = frozenset({"family_played", "card_pending", "card_stopped", "deal_opened"})
@@ -325,7 +325,7 @@ def start_state(event: Event) -> GameState:
         acted_since_turn=[True] * n,
         had_turn=[False] * n,
         seq=1,
-        orders=[Orders.from_json(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
+        orders=[stored_orders(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
         last_act=[d.get("at")] * n,
         proxied=[False] * n,
         nights=[None] * n,
@@ -623,7 +623,7 @@ def _seat_away(s: GameState, d: dict, by: int | None) -> None:
 
 
 def _orders_set(s: GameState, d: dict, by: int | None) -> None:
-    s.orders[d["seat"]] = Orders.from_json(d["orders"])
+    s.orders[d["seat"]] = stored_orders(d["orders"])
 
 
 def _proxy_scheduled(s: GameState, d: dict, by: int | None) -> None:
@@ -885,7 +885,7 @@ def _state_from(d: dict[str, Any]) -> GameState:
         end_sum=d["end_sum"],
         winners=list(d["winners"]),
         seq=d["seq"],
-        orders=[Orders.from_json(o) for o in d["orders"]],
+        orders=[stored_orders(o) for o in d["orders"]],
         last_act=list(d["last_act"]),
         proxy_windows={k: _window_from(w) for k, w in d["proxy_windows"]},
         proxied=list(d["proxied"]),

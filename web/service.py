@@ -13,7 +13,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +24,7 @@ from flask_babel import gettext as _
 from imtheboss.engine.board import Board, BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event, take_record
-from imtheboss.engine.game import COMMANDS, Command, decide, due_windows
+from imtheboss.engine.game import COMMANDS, Command, decide_state, due_windows
 from imtheboss.engine.options import Options, OptionsError
 from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.engine.setup import SetupError, new_game
@@ -32,7 +32,6 @@ from imtheboss.engine.state import (
     GameState,
     SnapshotError,
     Window,
-    apply_in_place,
     fold,
     replay,
     replay_json,
@@ -56,8 +55,17 @@ from imtheboss.web.notify import (
     notifications_for,
     organiser_confirmation,
 )
-from sqlalchemy import JSON, Insert, Table, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from imtheboss.web.store import (
+    STATES,
+    Held,
+    LockedGame,
+    event_rows,
+    insert_new,
+    insert_rows,
+    lock_game,
+    write_command,
+)
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 SNAPSHOT_EVERY = 32  # events: loading reads at most this many past the snapshot
@@ -240,7 +248,7 @@ def create_game(
     base = current_app.config["BASE_URL"].rstrip("/")
     if confirmed:
         links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
-        _append(game, None, events, replay(events), None, now, links)
+        _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
         row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
@@ -318,7 +326,7 @@ def confirm_game(game_id: str) -> int:
         links.append(f"{base}/g/{game_id}/s/{token}")
     game.settings = settings
     game.status = "active"
-    _append(game, None, events, replay(events), None, now, links)
+    _append(game, events, replay(events), now, links)
     db.session.commit()
     _after_commit(game_id)
     return len(seats)
@@ -409,27 +417,31 @@ def _check_game_id(game_id: Any) -> None:
         raise ServiceError(404, "no_game", "there is no such game")
 
 
-def _lock(game_id: str) -> tuple[Game, list[Any] | None]:
-    """The game row locked ``FOR UPDATE`` and, on PostgreSQL, in the same statement (one round
-    trip), the ``(type, body, seat)`` rows of its events after the snapshot. Read in that
-    statement's view, they may miss events a submit committed while this one waited for the
-    lock: ``load_state`` counts them and reads them again then. ``None`` elsewhere. Raises
-    ``ServiceError`` 404."""
-    if db.session.get_bind().dialect.name != "postgresql":
-        return get_game(game_id, lock=True), None
+def _lock(game_id: str, held: Held | None) -> tuple[LockedGame, list[Any] | None]:
+    """The game row locked, with the events after its snapshot, or after ``held`` (the state
+    this process holds), on PostgreSQL (``store.lock_game``). Raises ``ServiceError`` 404."""
     _check_game_id(game_id)
-    row = EventRecord.__table__.c
-    each = func.json_build_array(row.type, row.body, row.seat)
-    tail = (
-        select(func.json_agg(postgresql.aggregate_order_by(each, row.seq), type_=JSON))
-        .where(row.game_id == Game.id, row.seq > Game.snapshot_seq, row.seq <= Game.last_seq)
-        .scalar_subquery()
-    )
-    query = select(Game, tail).where(Game.id == game_id).with_for_update(of=Game)
-    found = db.session.execute(query.execution_options(populate_existing=True)).one_or_none()
-    if found is None:
+    game, tail = lock_game(game_id, held)
+    if game is None:
         raise ServiceError(404, "no_game", "there is no such game")
-    return found[0], found[1] or []
+    return game, tail
+
+
+def _locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
+    """The state of the locked ``game``: ``held`` plus the events after it when the lock read
+    those (``base_seq`` is its seq), else ``load_state``. May be ``held``'s own state: read it,
+    never change it."""
+    if held is None or game.base_seq != held.seq:
+        return load_state(game, tail)
+    require_confirmed(game)
+    if tail is None or len(tail) != game.last_seq - game.base_seq:
+        tail = _event_rows(game.id, game.base_seq, game.last_seq)
+    if not tail:
+        return held.state
+    state = held.state.clone()
+    for kind, data, by, _v in map(take_record, _records(tail)):
+        fold(state, kind, data, by)
+    return state
 
 
 # -- the one way in --------------------------------------------------------------------------
@@ -438,7 +450,8 @@ def _lock(game_id: str) -> tuple[Game, list[Any] | None]:
 @dataclass
 class SubmitResult:
     """``events``: ``[(seq, Event)]`` the command appended; ``duplicate``: the key was seen
-    before and nothing was appended (A7); ``state``: the state after; ``notified``: the seats
+    before and nothing was appended (A7); ``state``: the state after (this process keeps it for
+    the game's next submit, ``store.STATES``: read it, never change it); ``notified``: the seats
     that got outbox rows."""
 
     events: list[tuple[int, Event]]
@@ -507,16 +520,17 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
     insert (``_record_command``), not by a read before it; a command refused before that insert
     is looked up as a repeat first (``_repeated``: a repeat is answered as such, even when
     the game has moved on so far that the rules would refuse the command now)."""
-    game, tail = _lock(game_id)
+    held = STATES.get(game_id)
+    game, tail = _lock(game_id, held)
     scope = SERVER_SCOPE if seat is None else seat
     try:
         if game.status == "paused":
             raise ServiceError(409, "paused", "the game is paused by its organiser")
         at = now or now_utc()
         cmd = parse_command(seat, command, at)
-        before = load_state(game, tail)
+        before = _locked_state(game, tail, held)
         try:
-            events = decide(before, cmd)
+            events, state = decide_state(before, cmd)
         except RuleError as exc:
             raise ServiceError(409, exc.code, exc.message, exc.rule) from None
     except ServiceError:
@@ -524,19 +538,29 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         if repeated is not None:
             return repeated
         raise
-    state = before.clone()
-    for event in events:
-        apply_in_place(state, event)
-    first = game.last_seq + 1
-    command_id = _record_command(game_id, seat, scope, key, cmd, first, first + len(events) - 1)
-    if command_id is None:  # the key was used before: nothing of this try is kept
-        db.session.rollback()
+    read, first = replace(game), game.last_seq + 1
+    _advance(game, state, game.last_seq + len(events))
+    values = {
+        "game_id": game_id,
+        "seat": seat,
+        "scope": scope,
+        "idempotency_key": key,
+        "body": {"do": cmd.do, **cmd.args},
+        "first_seq": first,
+        "last_seq": game.last_seq,
+        "created_at": at,
+    }
+    if write_command(game, read, values, event_rows(game_id, first, events, at, None)) is None:
+        db.session.rollback()  # the key was used before: nothing of this try is kept
         repeated = _repeated(game_id, scope, key)
         if repeated is None:  # pragma: no cover - a row that conflicts was just there
             raise IntegrityError("commands", None, Exception("idempotency key"))
         return repeated
-    notified, deadlines_changed = _append(game, command_id, events, state, before, at)
+    deadlines_changed = _sync_deadlines(game_id, before, state)
+    notified = _outbox(game_id, before, events, state, first, at)
     db.session.commit()
+    if events:
+        STATES.put(game_id, Held(game.last_seq, at, state))
     appended = list(zip(range(first, first + len(events)), events, strict=True))
     return SubmitResult(appended, False, state, notified, deadlines_changed)
 
@@ -561,64 +585,26 @@ def _repeated(game_id: str, scope: int, key: str) -> SubmitResult | None:
     return SubmitResult(list(zip(range(first_seq, last_seq + 1), events, strict=True)), True)
 
 
-def _record_command(
-    game_id: str, seat: int | None, scope: int, key: str, cmd: Command, first: int, last: int
-) -> int | None:
-    """Insert the command's row; its id, or ``None`` when ``key`` was used in ``scope`` before
-    (the unique constraint said so: nothing was written)."""
-    values = {
-        "game_id": game_id,
-        "seat": seat,
-        "scope": scope,
-        "idempotency_key": key,
-        "body": {"do": cmd.do, **cmd.args},
-        "first_seq": first,
-        "last_seq": last,
-        "created_at": cmd.at,
-    }
-    table = CommandRecord.__table__
-    statement = _insert_new(table, ("game_id", "scope", "idempotency_key")).values(values)
-    return db.session.execute(statement.returning(table.c.id)).scalar_one_or_none()
-
-
-def _insert_new(table: Table, unique: tuple[str, ...]) -> Insert:
-    """``INSERT ... ON CONFLICT (unique) DO NOTHING`` into ``table``: a row that would break the
-    constraint on the columns ``unique`` is left out, silently."""
-    dialect = db.session.get_bind().dialect.name
-    make = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return make(table).on_conflict_do_nothing(index_elements=list(unique))
-
-
 def _append(
     game: Game,
-    command_id: int | None,
     events: list[Event],
     state: GameState,
-    before: GameState | None,
     at: datetime,
-    links: list[str] | None = None,
-) -> tuple[list[int], bool]:
-    """Append events, move the snapshot, sync deadlines, write the outbox, each table in one
-    statement (Core, no ORM objects); the game row's changes are flushed at commit. Returns the
-    seats notified, and whether a deadline row changed."""
-    seq = game.last_seq
-    rows = []
-    for event in events:
-        seq += 1
-        body = {"v": event.v, **event.data}
-        rows.append(
-            {
-                "game_id": game.id,
-                "seq": seq,
-                "type": event.type,
-                "body": body,
-                "seat": event.by,
-                "created_at": at,
-                "command_id": command_id,
-            }
-        )
-    if rows:
-        db.session.execute(insert(EventRecord.__table__), rows)
+    links: list[str],
+) -> None:
+    """A new game's first events (``create_game``, ``confirm_game``): append them, write the
+    snapshot, the deadlines and the invitations (``links``: each seat's secret link). The
+    game's own changes are flushed at commit."""
+    first = game.last_seq + 1
+    insert_rows("events", event_rows(game.id, first, events, at, None))
+    _advance(game, state, first + len(events) - 1)
+    _sync_deadlines(game.id, None, state)
+    _outbox(game.id, None, events, state, first, at, links)
+
+
+def _advance(game: Game | LockedGame, state: GameState, seq: int) -> None:
+    """The game row after its events up to ``seq`` (``state``): ``last_seq``, ``over`` at the
+    end, the snapshot moved every ``SNAPSHOT_EVERY`` events (and when it is stale)."""
     game.last_seq = seq
     if state.phase == "game_over":
         game.status = "over"
@@ -626,11 +612,22 @@ def _append(
     if stale or seq - game.snapshot_seq >= SNAPSHOT_EVERY or state.phase == "game_over":
         game.snapshot = state_to_json(state)
         game.snapshot_seq = seq
-    changed = _sync_deadlines(game.id, before, state)
-    notes = notifications_for(game.id, before, events, state, seq - len(events) + 1, at, links)
-    if notes:
-        db.session.execute(insert(Notification.__table__), notes)
-    return sorted({r["seat_index"] for r in notes}), changed
+
+
+def _outbox(
+    game_id: str,
+    before: GameState | None,
+    events: list[Event],
+    state: GameState,
+    first: int,
+    at: datetime,
+    links: list[str] | None = None,
+) -> list[int]:
+    """Write the notification rows of ``events`` appended at ``first`` (one statement); the
+    seats notified."""
+    notes = notifications_for(game_id, before, events, state, first, at, links)
+    insert_rows("notifications", notes)
+    return sorted({r["seat_index"] for r in notes})
 
 
 def _deadline_windows(state: GameState | None) -> dict[str, Window]:
@@ -674,7 +671,7 @@ def _sync_deadlines(game_id: str, before: GameState | None, state: GameState) ->
             }
             for w in opened
         ]
-        db.session.execute(_insert_new(table, ("game_id", "window_id")), rows)
+        db.session.connection().execute(insert_new("deadlines", ("game_id", "window_id")), rows)
     return bool(ended or moved or opened)
 
 

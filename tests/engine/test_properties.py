@@ -2,10 +2,10 @@
 
 Every game ends within 15 closed deals (R7.2); the 98 influence cards are always all accounted
 for (R1.1); money only comes from proceeds and what is paid equals the proceeds (R6.2, R4.4); no
-hand exceeds its limit outside the discard step (R6.6); ``apply`` equals the in-place fold;
-``replay(events)``, and ``replay_json`` of the JSON log, equal the live state; events survive a
-JSON round trip (docs/architecture.md); every command ``legal_commands`` offers is accepted by
-``decide``.
+hand exceeds its limit outside the discard step (R6.6); ``apply`` equals the in-place fold, and
+so does the scratch state ``decide_state`` returns; ``replay(events)``, and ``replay_json`` of
+the JSON log, equal the live state; events survive a JSON round trip (docs/architecture.md);
+every command ``legal_commands`` offers is accepted by ``decide``.
 
 The number of games is ``IMTHEBOSS_PROPERTY_GAMES`` (default 1000).
 """
@@ -24,7 +24,7 @@ from imtheboss.engine.bots import _fill
 from imtheboss.engine.cards import DECK_SIZE
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
-from imtheboss.engine.game import Command, decide
+from imtheboss.engine.game import Command, decide, decide_state
 from imtheboss.engine.options import VARIANTS
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import (
@@ -85,6 +85,8 @@ class Checker:
         assert state.deals_closed <= 15
         if self.rng.random() < 0.02:
             self.checkpoints.append((state.seq, state.clone()))
+            # the scratch state decide folded its events into is the state after them
+            assert decide_state(self.previous, command) == (events, state)
             # snapshots (the web layer stores them) survive JSON unchanged
             text = json.dumps(state_to_json(state))
             assert state_from_json(json.loads(text)) == state
