@@ -20,9 +20,15 @@ pre-ping when there is one.
     .venv/bin/python bench/web.py [--server postgresql+psycopg://postgres@127.0.0.1]
                                   [--batch 200] [--far 2000] [--seed 7] [--json]
 
+A process keeps the state it wrote last for a game (``store.STATES``), so its next submit there
+reads only the events after it: the chats above are that case. "chat, another wrote last" is
+a chat for which the process holds no state (as when another process wrote the game last), so
+it reads the snapshot and the events after it.
+
 ``--json`` prints one JSON object as the last line: ``submit_p50_ms_20``, ``submit_p50_ms_2000``
 (chat through ``submit``), ``min_statements_p50_ms`` (the floor, both points),
-``round_trips_chat`` (the most any chat through ``submit`` took), and the rows.
+``round_trips_chat`` (the most any chat through ``submit`` took), ``cold_submit_p50_ms_20``,
+``cold_submit_p50_ms_2000`` (another wrote last), and the rows.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
+from imtheboss.web.store import STATES
 from psycopg.types.json import Json
 from sqlalchemy import event
 
@@ -169,6 +176,14 @@ class Game:
         """Submit one chat message."""
         submit(self.id, seat, {"do": "chat", "text": f"message {self.n}"}, self.key())
 
+    def cold_chat(self, trips: RoundTrips, out: list[Sample]) -> None:
+        """Submit one chat message as if another process had written the game last: this
+        process holds no state of it (``STATES``), so the snapshot and the events after it are
+        read (timed into ``out``)."""
+        STATES.drop(self.id)
+        with trips.timed(out):
+            self.chat(0)
+
     def api_chat(self, client: Any, seat: int) -> None:
         """Post one chat message through the JSON API."""
         body = {"command": {"do": "chat", "text": f"api {self.n}"}, "idempotency_key": self.key()}
@@ -240,7 +255,13 @@ class Floor:
             apply_in_place(self.state, e)
 
 
-KINDS = ("bot move (submit)", "chat (submit)", "chat (API)", "floor: minimum statements")
+KINDS = (
+    "bot move (submit)",
+    "chat (submit)",
+    "chat (API)",
+    "floor: minimum statements",
+    "chat, another wrote last",
+)
 
 
 def measure_point(
@@ -248,7 +269,8 @@ def measure_point(
 ) -> dict[str, list[Sample]]:
     """Submits at the game's current length, interleaved so all see the same log length and the
     same load: ``batch`` chats through ``submit``, ``batch`` through the API, ``batch`` at the
-    floor, and a bot move every third step (a whole game is only ~150-300 moves)."""
+    floor, a bot move every third step (a whole game is only ~150-300 moves) and a chat as if
+    another process wrote last every third step."""
     out: dict[str, list[Sample]] = {kind: [] for kind in KINDS}
     for i in range(batch):
         if i % 3 == 0 and not game.move(trips, out[KINDS[0]]):
@@ -258,6 +280,8 @@ def measure_point(
         with trips.timed(out[KINDS[2]]):
             game.api_chat(client, (i + 1) % len(game.tokens))
         floor.chat(out[KINDS[3]])
+        if i % 3 == 1:
+            game.cold_chat(trips, out[KINDS[4]])
     return out
 
 
@@ -333,9 +357,9 @@ def run(server: str, batch: int, far: int, seed: int, progress: Callable[[str], 
                 f" {most:>4}"
             )
             figures["rows"][f"{kind} @{target}"] = {"p50_ms": p50, "p99_ms": p99, "trips": most}
-        chat = percentiles(samples[KINDS[1]])[0]
         low = percentiles(samples[KINDS[3]])[0]
-        print(f"{'':<27} {where:>11} chat (submit) / floor: {chat / low:.2f}")
+        for kind in (KINDS[1], KINDS[4]):
+            print(f"{'':<27} {where:>11} {kind} / floor: {percentiles(samples[kind])[0] / low:.2f}")
     points = played["points"]
     floors = [s for _, samples in points.values() for s in samples[KINDS[3]]]
     chats = [s for _, samples in points.values() for s in samples[KINDS[1]]]
@@ -344,6 +368,8 @@ def run(server: str, batch: int, far: int, seed: int, progress: Callable[[str], 
         submit_p50_ms_2000=percentiles(points[far][1][KINDS[1]])[0],
         min_statements_p50_ms=percentiles(floors)[0],
         round_trips_chat=max(c for _, c in chats),
+        cold_submit_p50_ms_20=percentiles(points[20][1][KINDS[4]])[0],
+        cold_submit_p50_ms_2000=percentiles(points[far][1][KINDS[4]])[0],
     )
     return figures
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from imtheboss.engine.stored import ByContent
 
 LETTERS: tuple[str, ...] = ("C", "D", "G", "L", "S", "W")
 """The six investors (see docs/rules.md, Terms): Cashman, Dougherty, Goldman, Liebgeld, Sacks,
@@ -133,36 +135,10 @@ def load_board(source: Any) -> Board:
     return _parse(source, default_name="custom")
 
 
-def stored_board(data: list | dict) -> Board:
-    """``load_board(data)`` for a board stored as JSON data (a ``game_started`` event's, a
-    snapshot's), cached by its content, so each board is checked once per process: every load
-    of a game rebuilds its state. The few boards seen last are found by comparing the data (a
-    C-level walk, cheaper than writing the text); any other by its JSON text, which Python
-    hashes. Raises `BoardError` as `load_board` (a failure is not cached)."""
-    for known, board in _recent:
-        if known == data:
-            return board
-    try:
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:  # not JSON data: let the validator name the problem
-        raise BoardError(f"a board is JSON data: {exc}") from exc
-    board = _board_of_text(text)
-    _remember(json.loads(text), board)
-    return board
-
-
-_recent: tuple[tuple[Any, Board], ...] = ()  # (data, board), the latest first; never mutated
-RECENT_BOARDS = 8
-
-
-def _remember(data: Any, board: Board) -> None:
-    global _recent
-    _recent = ((data, board), *_recent[: RECENT_BOARDS - 1])  # one rebinding: threads are safe
-
-
-@lru_cache(maxsize=256)
-def _board_of_text(text: str) -> Board:
-    return load_board(json.loads(text))
+stored_board: ByContent[Board] = ByContent(load_board)
+"""``load_board(data)`` for a board stored as JSON data (a ``game_started`` event's, a
+snapshot's), checked once per process and then found by its content (``engine.stored``).
+Raises `BoardError` as `load_board`."""
 
 
 @cache

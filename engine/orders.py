@@ -33,13 +33,12 @@ in the seat's hand; the turn pre-move, on the seat's own turn, may read the seat
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.stored import ByContent
 
 STOP_CHOICES = ("ask", "unless_aimed", "allow")
 LAST_CALL_CHOICES = ("ask", "unless_involved", "pass")
@@ -199,20 +198,9 @@ def _turn_from(data: Any) -> TurnOrder | None:
     )
 
 
-def stored_orders(data: Any) -> Orders:
-    """``Orders.from_json(data)`` for orders stored as JSON (a snapshot's, an event's), cached by
-    their JSON text: every load of a game rebuilds each seat's orders, and few sets are in use.
-    Raises ``OrdersError`` as ``from_json`` (a failure is not cached)."""
-    try:
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):  # not JSON data: let the validator name the problem
-        return Orders.from_json(data)
-    return _orders_of_text(text)
-
-
-@lru_cache(maxsize=1024)
-def _orders_of_text(text: str) -> Orders:
-    return Orders.from_json(json.loads(text))
+stored_orders: ByContent[Orders] = ByContent(Orders.from_json)
+"""``Orders.from_json(data)`` for orders stored as JSON (a snapshot's, an event's), checked once
+per process and then found by their content (``engine.stored``). Raises ``OrdersError``."""
 
 
 NO_ORDERS = Orders()

@@ -680,7 +680,7 @@ def card_name(card_id: int) -> str:
 # -- snapshots --------------------------------------------------------------------------------
 
 SNAPSHOT_FORMAT = 3
-FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders")  # in ``engine``
+FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders", "stored")
 
 
 class SnapshotError(ValueError):

@@ -98,9 +98,10 @@ class States:
             while len(self._states) > self.size:
                 self._states.popitem(last=False)
 
-    def clear(self) -> None:
+    def drop(self, game_id: str) -> None:
+        """Forget the game's state (its next submit here reads the snapshot)."""
         with self._lock:
-            self._states.clear()
+            self._states.pop(game_id, None)
 
 
 STATES = States(256)

@@ -1,6 +1,6 @@
 """Reading a stored log: records are folded as they come, nothing copied (``Event.take_json``,
-``replay_json``), and a board is checked once per process, then found by its content
-(``stored_board``)."""
+``replay_json``), and a board and a seat's orders are checked once per process, then found by
+their content (``stored_board``, ``stored_orders``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import pytest
 from imtheboss.engine.board import BoardError, default_board, stored_board
 from imtheboss.engine.events import SCHEMA_VERSION, Event
+from imtheboss.engine.orders import Orders, OrdersError, stored_orders
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import replay, replay_json, state_from_json, state_to_json
 
@@ -75,3 +76,13 @@ def test_stored_boards_are_told_apart_by_content() -> None:
     for _ in range(2):  # a refused board is refused every time, never remembered
         with pytest.raises(BoardError, match="wrong number of spaces"):
             stored_board(spaces[:3])
+
+
+def test_stored_orders_are_checked_once_and_refused_every_time() -> None:
+    data = {"stop": "unless_aimed", "last_call": "pass", "prices": {"C": {"cash": 3}}}
+    first = stored_orders(json.loads(json.dumps(data)))
+    assert first is stored_orders(json.loads(json.dumps(data))) == Orders.from_json(data)
+    assert stored_orders({**data, "stop": "ask"}).stop == "ask"
+    for _ in range(2):
+        with pytest.raises(OrdersError):
+            stored_orders({**data, "stop": "sometimes"})
