@@ -47,6 +47,6 @@ class RetryingSession(Session):
         except DBAPIError as exc:
             if not exc.connection_invalidated:
                 raise
-            log.info("a pooled database connection was dead; the transaction begins again")
+            log.debug("a pooled database connection was dead; the transaction begins again")
             self.rollback()
             return run(*args, **kwargs)

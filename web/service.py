@@ -517,9 +517,9 @@ def submit(
 
 def _submit(game_id, seat, command, key, now) -> SubmitResult:
     """One try of ``submit``. The key is checked by the unique constraint of the command's own
-    insert (``_record_command``), not by a read before it; a command refused before that insert
-    is looked up as a repeat first (``_repeated``: a repeat is answered as such, even when
-    the game has moved on so far that the rules would refuse the command now)."""
+    insert (``store.write_command``), not by a read before it; a command refused before that
+    insert is looked up as a repeat first (``_repeated``: a repeat is answered as such, even
+    when the game has moved on so far that the rules would refuse the command now)."""
     held = STATES.get(game_id)
     game, tail = _lock(game_id, held)
     scope = SERVER_SCOPE if seat is None else seat
@@ -540,17 +540,8 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         raise
     read, first = replace(game), game.last_seq + 1
     _advance(game, state, game.last_seq + len(events))
-    values = {
-        "game_id": game_id,
-        "seat": seat,
-        "scope": scope,
-        "idempotency_key": key,
-        "body": {"do": cmd.do, **cmd.args},
-        "first_seq": first,
-        "last_seq": game.last_seq,
-        "created_at": at,
-    }
-    if write_command(game, read, values, event_rows(game_id, first, events, at, None)) is None:
+    row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
+    if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
         db.session.rollback()  # the key was used before: nothing of this try is kept
         repeated = _repeated(game_id, scope, key)
         if repeated is None:  # pragma: no cover - a row that conflicts was just there
@@ -563,6 +554,22 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         STATES.put(game_id, Held(game.last_seq, at, state))
     appended = list(zip(range(first, first + len(events)), events, strict=True))
     return SubmitResult(appended, False, state, notified, deadlines_changed)
+
+
+def _command_row(
+    game_id: str, cmd: Command, scope: int, key: str, first: int, last: int
+) -> dict[str, Any]:
+    """The ``commands`` row of ``cmd``, which appended the events ``first`` to ``last``."""
+    return {
+        "game_id": game_id,
+        "seat": cmd.by,
+        "scope": scope,
+        "idempotency_key": key,
+        "body": {"do": cmd.do, **cmd.args},
+        "first_seq": first,
+        "last_seq": last,
+        "created_at": cmd.at,
+    }
 
 
 def _repeated(game_id: str, scope: int, key: str) -> SubmitResult | None:

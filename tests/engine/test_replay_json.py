@@ -5,13 +5,23 @@ their content (``stored_board``, ``stored_orders``)."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
+from helpers_orders import random_orders
 from imtheboss.engine.board import BoardError, default_board, stored_board
 from imtheboss.engine.events import SCHEMA_VERSION, Event
+from imtheboss.engine.game import Command, decide_state
+from imtheboss.engine.options import VARIANTS
 from imtheboss.engine.orders import Orders, OrdersError, stored_orders
 from imtheboss.engine.simulate import simulate
-from imtheboss.engine.state import replay, replay_json, state_from_json, state_to_json
+from imtheboss.engine.state import (
+    GameState,
+    replay,
+    replay_json,
+    state_from_json,
+    state_to_json,
+)
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +96,39 @@ def test_stored_orders_are_checked_once_and_refused_every_time() -> None:
     for _ in range(2):
         with pytest.raises(OrdersError):
             stored_orders({**data, "stop": "sometimes"})
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_replays_and_decides_scratch_state_equal_the_live_game(players: int) -> None:
+    """Over whole bot games with standing orders, the away proxy and variants: after every
+    command the state ``decide_state`` returns is the live state, and the JSON log read back
+    with ``replay_json`` (and through ``Event.take_json``) is the live game, at the end and at
+    points on the way."""
+    for seed in range(100 * players, 100 * players + 4):
+        _check_game(players, seed)
+
+
+def _check_game(players: int, seed: int) -> None:
+    rng = random.Random(seed)
+    variants = sorted({*rng.sample(VARIANTS, 2), *(("V9",) if players == 2 else ())})
+    last: list[GameState] = []
+
+    def observe(state: GameState, command: Command, events: list[Event]) -> None:
+        assert decide_state(last[0], command) == (events, state)
+        last[0] = state.clone()
+
+    game = simulate(
+        players,
+        seed,
+        variants=variants,
+        bots=rng.choice(["sensible", "mixed", "random"]),
+        observer=observe,
+        on_start=lambda state: last.append(state.clone()),
+        orders=random_orders(random.Random(seed), players, 0.5),
+        proxy_hours=rng.choice([0, 24]),
+    )
+    text = json.dumps([event.to_json() for event in game.events])
+    assert replay_json(json.loads(text)) == game.state
+    assert replay(map(Event.take_json, json.loads(text))) == game.state
+    for seq in rng.sample(range(1, len(game.events) + 1), 5):
+        assert replay_json(json.loads(text)[:seq]) == replay(game.events[:seq])
