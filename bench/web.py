@@ -42,14 +42,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import psycopg
+from harness import Clock, drop, next_move, plain, recreate
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.state import GameState, apply_in_place
-from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
@@ -60,33 +60,6 @@ from sqlalchemy import event
 DATABASE = f"imtheboss_bench_web_{os.getpid()}"
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan", "Eve", "Fay")]
 Sample = tuple[float, int]  # (seconds, round trips)
-
-
-class Clock:
-    """The app's clock: moves a minute per command, jumps to deadlines when everyone waits."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-def _plain(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
-def recreate(server: str) -> None:
-    """Drop and create the benchmark's own database."""
-    with psycopg.connect(f"{_plain(server)}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DATABASE}"')
-
-
-def drop(server: str) -> None:
-    """Drop the benchmark's database."""
-    with psycopg.connect(f"{_plain(server)}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
 
 
 class RoundTrips:
@@ -143,20 +116,7 @@ class Game:
         to the deadline), or ``None`` when the game is over."""
         state = load_state(get_game(self.id))
         db.session.commit()
-        if state.phase == "game_over":
-            return None
-        due = next_deadline(state)
-        if due is not None and due <= self.clock.now:
-            return None, {"do": "timeout"}
-        seats = list(range(state.n))
-        self.rng.shuffle(seats)
-        for seat in seats:
-            legal = legal_commands(state, seat)
-            choice = self.bots[seat].choose(state, seat, legal, self.rng) if legal else None
-            if choice is not None:
-                return seat, choice
-        self.clock.now = max(self.clock.now, due) if due else self.clock.now + timedelta(hours=1)
-        return None, {"do": "timeout"}
+        return next_move(state, self.clock, self.rng, self.bots)
 
     def move(self, trips: RoundTrips, out: list[Sample]) -> bool:
         """Submit one bot move (timed into ``out``); ``False`` when the game is over."""
@@ -197,7 +157,7 @@ class Floor:
     ``decide`` inside the transaction, on a game of its own kept in memory."""
 
     def __init__(self, server: str, game_id: str, state: GameState, clock: Clock) -> None:
-        self.conn = psycopg.connect(f"{_plain(server)}/{DATABASE}")
+        self.conn = psycopg.connect(f"{plain(server)}/{DATABASE}")
         self.game_id = game_id
         self.state = state
         self.clock = clock
@@ -382,13 +342,13 @@ def main() -> None:
     parser.add_argument("--far", type=int, default=2000, help="the late point's event number")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
-    recreate(args.server)
+    recreate(args.server, DATABASE)
     try:
         figures = run(
             args.server, args.batch, args.far, args.seed, lambda t: print(t, file=sys.stderr)
         )
     finally:
-        drop(args.server)
+        drop(args.server, DATABASE)
     if args.json:
         print(json.dumps(figures))
 

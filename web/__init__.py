@@ -113,6 +113,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
+    from imtheboss.web import refusals
+
+    app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
     from imtheboss.web.limits import init_limits
 
     init_limits(app)

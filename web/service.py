@@ -49,6 +49,7 @@ from imtheboss.web.models import (
     Seat,
     db,
 )
+from imtheboss.web.negotiations import record as record_negotiations
 from imtheboss.web.notify import (
     email_changed,
     invitation,
@@ -183,10 +184,12 @@ def create_game(
     orders (A10; the pages and the API do), ``"none"`` with none."""
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
-        raise ServiceError(400, "bad_settings", 'starting orders are "recommended" or "none"')
+        raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
     names = [name.strip() for name, _email in players]
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
-        raise ServiceError(400, "bad_settings", "every player needs a name of 1 to 40 characters")
+        raise ServiceError(
+            400, "bad_settings", _("every player needs a name of 1 to 40 characters")
+        )
     try:
         emails = [normal_email(e) for _n, e in players]
     except ValueError as exc:
@@ -265,14 +268,14 @@ def _settings_of(
     """The options and the board of a new game. Raises ``ServiceError`` 400."""
     if board not in (None, "default") and not isinstance(board, list | dict | Board):
         # never a path: a string from a form or an upload must not read files on the server
-        raise ServiceError(400, "bad_settings", 'a board is "default" or a board file\'s JSON')
+        raise ServiceError(400, "bad_settings", _('a board is "default" or a board file\'s JSON'))
     try:
         opts = Options.from_json(options)
         the_board = default_board() if board in (None, "default") else load_board(board)
     except (OptionsError, BoardError) as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
     except RecursionError:
-        raise ServiceError(400, "bad_settings", "the board file is nested too deeply") from None
+        raise ServiceError(400, "bad_settings", _("the board file is nested too deeply")) from None
     least = int(current_app.config["MIN_WINDOW_SECONDS"])
     if min(opts.windows.values()) < least:
         raise ServiceError(
@@ -547,6 +550,7 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         if repeated is None:  # pragma: no cover - a row that conflicts was just there
             raise IntegrityError("commands", None, Exception("idempotency key"))
         return repeated
+    record_negotiations(game_id, first, events, at)  # a statement only when a deal opens, ends
     deadlines_changed = _sync_deadlines(game_id, before, state)
     notified = _outbox(game_id, before, events, state, first, at)
     db.session.commit()
@@ -599,11 +603,12 @@ def _append(
     at: datetime,
     links: list[str],
 ) -> None:
-    """A new game's first events (``create_game``, ``confirm_game``): append them, write the
-    snapshot, the deadlines and the invitations (``links``: each seat's secret link). The
-    game's own changes are flushed at commit."""
+    """A new game's first events (``create_game``, ``confirm_game``): append them, keep the
+    negotiations' ranges, write the snapshot, the deadlines and the invitations (``links``:
+    each seat's secret link). The game's own changes are flushed at commit."""
     first = game.last_seq + 1
     insert_rows("events", event_rows(game.id, first, events, at, None))
+    record_negotiations(game.id, first, events, at)
     _advance(game, state, first + len(events) - 1)
     _sync_deadlines(game.id, None, state)
     _outbox(game.id, None, events, state, first, at, links)

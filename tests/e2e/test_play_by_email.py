@@ -23,6 +23,7 @@ change nothing; every email is well formed; no seat got another seat's secrets.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import random
@@ -46,10 +47,9 @@ from helpers_organiser import confirm, confirm_link
 from helpers_redis import own_redis_db
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.history import describe
 from imtheboss.engine.state import GameState, replay
 from imtheboss.engine.views import awaiting, legal_commands
-from imtheboss.web import create_app
+from imtheboss.web import create_app, story
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import get_game, hash_token, load_events, load_state
 from itsdangerous import URLSafeTimedSerializer
@@ -83,6 +83,12 @@ ANSWERS = {
     "stop": ("stop",),
     "pass": ("last_call",),
 }
+
+
+def _english(event, names: list[str], seat: int) -> str:
+    """The line ``seat`` reads for ``event``, in English."""
+    with story.speaking("en"):
+        return story.line(event, names, seat)
 
 
 # -- the processes ---------------------------------------------------------------------------
@@ -306,8 +312,8 @@ class Play:
             seat.moves[choice["do"]] += 1
             self.stats["moves"] += 1
             return True
-        code = re.search(r'class="meta"><code>(\w+)</code>', answer.text)
-        reason = code.group(1) if code else answer.text[:300]
+        said = re.search(r'<p class="message">(.*?)</p>', answer.text, re.S)
+        reason = html.unescape(said.group(1)) if said else answer.text[:300]
         self.refusals.append((seat.index, choice, answer.status_code, reason))
         # 409: a deadline ended the window between reading the game and posting (a race the
         # real clock makes). Anything else is a bug.
@@ -453,7 +459,7 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     for mail in mails:  # the game-over emails tell the replay's scores
         seat = EMAILS.index(mail.to)
         if "Game over" in mail.text:
-            assert describe(ended, NAMES, seat) in mail.text
+            assert _english(ended, NAMES, seat) in mail.text
 
     # timeouts moved the game while seats 3 and 4 were silent; then they played again
     timed_out = [e for e in events if e.type == "timed_out"]
@@ -675,8 +681,8 @@ def _check_mails(
         if event.type == "cards_drawn":
             held[event.data["seat"]] |= {CARD_NAMES[c] for c in event.data["cards"]}
         for owner in range(5):
-            mine = describe(event, NAMES, owner)
-            if any(describe(event, NAMES, other) != mine for other in range(5) if other != owner):
+            mine = _english(event, NAMES, owner)
+            if any(_english(event, NAMES, other) != mine for other in range(5) if other != owner):
                 private.append((owner, mine))
     ids = Counter(str(m.message["Message-ID"]) for m in mails)
     assert all(n == 1 for n in ids.values()), "two emails share a Message-ID"
