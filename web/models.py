@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
+from imtheboss.web.retry import RetryingSession
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -32,7 +33,7 @@ class Base(DeclarativeBase):
     pass
 
 
-db = SQLAlchemy(model_class=Base)
+db = SQLAlchemy(model_class=Base, session_options={"class_": RetryingSession})
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
 
