@@ -472,8 +472,11 @@ def parse_command(seat: int | None, body: dict[str, Any], at: datetime) -> Comma
         or body["do"] not in COMMANDS
     ):
         raise ServiceError(400, "bad_command", 'a command is {"do": NAME, ...arguments}')
-    args = {k: v for k, v in body.items() if k not in ("do", "by", "at")}
+    args = {k: v for k, v in body.items() if k not in NOT_ARGUMENTS}
     return Command(body["do"], seat, args, at)
+
+
+NOT_ARGUMENTS = ("do", "by", "at")  # the seat and the time are the server's, never the body's
 
 
 def submit(
@@ -537,7 +540,7 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         except RuleError as exc:
             raise ServiceError(409, exc.code, exc.message, exc.rule) from None
     except ServiceError:
-        repeated = _repeated(game_id, scope, key)
+        repeated = _repeated(game_id, scope, key, command)
         if repeated is not None:
             return repeated
         raise
@@ -546,7 +549,7 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
     row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
     if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
         db.session.rollback()  # the key was used before: nothing of this try is kept
-        repeated = _repeated(game_id, scope, key)
+        repeated = _repeated(game_id, scope, key, command)
         if repeated is None:  # pragma: no cover - a row that conflicts was just there
             raise IntegrityError("commands", None, Exception("idempotency key"))
         return repeated
@@ -558,6 +561,13 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         STATES.put(game_id, Held(game.last_seq, at, state))
     appended = list(zip(range(first, first + len(events)), events, strict=True))
     return SubmitResult(appended, False, state, notified, deadlines_changed)
+
+
+def _body_of(command: Any) -> dict[str, Any] | None:
+    """What the ``commands`` row stores of a command body (``{"do", ...arguments}``)."""
+    if not isinstance(command, dict):
+        return None
+    return {"do": command.get("do"), **{k: v for k, v in command.items() if k not in NOT_ARGUMENTS}}
 
 
 def _command_row(
@@ -576,21 +586,26 @@ def _command_row(
     }
 
 
-def _repeated(game_id: str, scope: int, key: str) -> SubmitResult | None:
+def _repeated(game_id: str, scope: int, key: str, command: Any) -> SubmitResult | None:
     """The first result of ``key`` in ``scope`` (A7: a repeat appends nothing), the transaction
-    ended; ``None`` when the key was not used."""
+    ended; ``None`` when the key was not used. Raises ``ServiceError`` 409 ``key_reused`` when
+    the key was used for another command (a client bug, or a form changed and sent again)."""
     db.session.rollback()
     seen = db.session.execute(
-        select(CommandRecord.first_seq, CommandRecord.last_seq).where(
+        select(CommandRecord.first_seq, CommandRecord.last_seq, CommandRecord.body).where(
             CommandRecord.game_id == game_id,
             CommandRecord.scope == scope,
             CommandRecord.idempotency_key == key,
         )
     ).one_or_none()
+    db.session.rollback()
     if seen is None:
-        db.session.rollback()
         return None
-    first_seq, last_seq = seen
+    first_seq, last_seq, body = seen
+    if body != _body_of(command):
+        raise ServiceError(
+            409, "key_reused", "this idempotency key was used for another command", "A7"
+        )
     events = load_events(game_id, first_seq - 1, last_seq)
     db.session.commit()
     return SubmitResult(list(zip(range(first_seq, last_seq + 1), events, strict=True)), True)

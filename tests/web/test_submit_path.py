@@ -131,9 +131,9 @@ def test_a_command_of_several_events_inserts_them_in_one_statement(app, clock) -
 
 
 def test_a_repeated_key_is_found_by_the_constraint_and_answered_as_before(app) -> None:
-    """A7, as docs/api.md says: a repeat answers the first result and appends nothing, even with
-    another command, even when the rules would refuse the command now, even while paused; a
-    refused command does not use up its key."""
+    """A7, as docs/api.md says: a repeat answers the first result and appends nothing, even when
+    the rules would refuse the command now, even while paused; the key with another command is
+    refused (``key_reused``); a refused command does not use up its key."""
     with app.app_context():
         gid = create_game("repeat", PLAYERS).game_id
         boss = load_state(get_game(gid)).active
@@ -141,15 +141,17 @@ def test_a_repeated_key_is_found_by_the_constraint_and_answered_as_before(app) -
         first = submit(gid, boss, {"do": "place_marker", "space": 3}, "k1")
         again = submit(gid, boss, {"do": "place_marker", "space": 3}, "k1")
         assert again.duplicate and again.events == first.events
-        changed = submit(gid, boss, {"do": "chat", "text": "another command"}, "k1")
-        assert changed.duplicate and changed.events == first.events
+        with pytest.raises(ServiceError) as reused:
+            submit(gid, boss, {"do": "chat", "text": "another command"}, "k1")
+        assert reused.value.code == "key_reused" and reused.value.status == 409
         with pytest.raises(ServiceError) as refused:
             submit(gid, other, {"do": "roll"}, "k2")
         assert refused.value.code == "not_your_turn"
         taken = submit(gid, other, {"do": "chat", "text": "k2 is still free"}, "k2")
         assert not taken.duplicate
         set_status(gid, "paused")
-        assert submit(gid, other, {"do": "chat", "text": "x"}, "k2").events == taken.events
+        repeat = {"do": "chat", "text": "k2 is still free"}
+        assert submit(gid, other, repeat, "k2").events == taken.events
         with pytest.raises(ServiceError, match="paused"):
             submit(gid, other, {"do": "chat", "text": "x"}, "k3")
         assert _count(CommandRecord) == 2 and _count(EventRecord) == 3
