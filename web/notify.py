@@ -101,6 +101,14 @@ def invitation(
     return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
 
 
+def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
+    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
+    urgent, written by the worker at 80% of the window."""
+    text = "Reminder: your answer is due soon"
+    body = {"window": window, "until": until.isoformat()}
+    return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
+
+
 def organiser_confirmation(
     game_id: str, to: str, admin_link: str, players: int, locale: str, at: datetime
 ) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 ``submit(game_id, seat, command, idempotency_key)`` runs in one transaction: lock the game row,
 rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events
 with the next sequence numbers, update the game's deadlines, write the notification rows
-(outbox), remember the idempotency key. After commit it calls the registered ``after_commit``
-hooks (the worker's scheduling and delivery).
+(outbox), remember the idempotency key. After a commit that wrote notification rows it calls
+the registered ``after_commit`` hooks (the worker's delivery); deadlines need no hook, the
+deadlines workers find them in the database.
 """
 
 from __future__ import annotations
@@ -516,7 +517,7 @@ def submit(
     except BaseException:
         db.session.rollback()
         raise
-    if not result.duplicate:
+    if result.notified:  # a commit that made no mail tells nobody
         _after_commit(game_id)
     return result
 
@@ -708,8 +709,8 @@ AfterCommit = Callable[[str], None]
 
 
 def on_commit(app: Any, hook: AfterCommit) -> None:
-    """Register ``hook(game_id)`` to run after each committed change to a game (the worker
-    schedules deadlines and delivers mail from it). Hooks must not raise."""
+    """Register ``hook(game_id)`` to run after each commit that wrote notification rows for a
+    game (the worker delivers them). Hooks must not raise."""
     app.extensions.setdefault("imtheboss.after_commit", []).append(hook)
 
 
@@ -792,7 +793,6 @@ def set_status(game_id: str, status: str) -> None:
                 if exc.code != "not_due":  # no window open: nothing to move
                     raise
             return
-    _after_commit(game_id)
 
 
 def mark_seen(game_id: str, seat: int, seq: int) -> None:

@@ -1,10 +1,15 @@
 """Fixtures of the web tests beyond tests/conftest.py: ``world``, two games for the bad-input
-tests and the fuzz test (the first in a running negotiation)."""
+tests and the fuzz test (the first in a running negotiation); ``migration_database``, an empty
+database of the test's own for the migration tests."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from helpers_api import World, find_deal_plan
+from helpers_db import own_database
 from helpers_deal import PLAYERS
 from imtheboss.web.service import create_game
 
@@ -35,3 +40,14 @@ def world(app, client) -> World:
         response = w.cmd(cmd, plan.boss, key)
         assert response.status_code == 201, response.get_json()
     return w
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def migration_database(request, tmp_path: Path, worker_id: str):
+    """The URL of an empty database of the test's own: PostgreSQL (dropped after the test), or
+    a SQLite file in its temporary folder (the embedded default)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.sqlite3'}"
+        return
+    with own_database(f"imtheboss_migrate_{worker_id}_{os.getpid()}") as url:
+        yield url
