@@ -44,8 +44,12 @@ def _simulate(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         print(json.dumps([e.to_json() for e in game.events], ensure_ascii=False))
-    else:
-        for line in game.log_lines():
+        return 0
+    from imtheboss.web.story import simulation_log, speaking
+
+    s = game.state
+    with speaking(args.lang):
+        for line in simulation_log(game.events, s.players, s.money, sorted(s.winners)):
             print(line)
     return 0
 
@@ -68,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sim.add_argument("--bot", choices=["sensible", "random", "mixed"], default="sensible")
     sim.add_argument("--json", action="store_true", help="print the event log as JSON")
+    sim.add_argument(
+        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the log's language"
+    )
     sim.set_defaults(func=_simulate)
     args = parser.parse_args(argv)
     try:

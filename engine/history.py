@@ -1,131 +1,251 @@
-"""Readable lines for events (the game's and each negotiation's history; simulate's log).
+"""What an event says, as a message: an id and its parameters, for the history, the notices
+after a move, the mail and simulate's log.
 
-``describe(event, state_before_or_players, seat)`` returns one English sentence. It reads only
-what ``redact_event`` lets ``seat`` see (A8): drawn cards of others are counts, the draw pile
-order and the seed never appear (the seed only in ``game_ended``).
+``message(event, seat)`` reads only what ``redact_event`` lets ``seat`` see (A8): drawn cards of
+others are counts, the draw pile order and the seed never appear (the seed only in
+``game_ended``). The engine says nothing in any language: ``imtheboss.web.story`` renders a
+message in the reader's language. Parameters name their kind by their key:
+
+- ``player``, ``boss``, ``provider``, ``owner``: a seat index (``None``: nobody; ``owner``
+  ``None`` is the side pool); ``players``: seat indexes; ``owed``, ``payments``, ``money``:
+  ``[[seat, number], ...]`` (money in M, payments signed);
+- ``card``: a card name (``investor:C``, ``family:W``... or ``None`` for no card, R4.5);
+  ``cards``: card names, or a count when the reader may not see them;
+- ``letter``: an investor letter (``None``: no card); ``price``: ``{"cash"|"shares": n}``;
+- ``space``, ``value``, ``tile``, ``proceeds``, ``minutes``, ``count``, ``share_value``: numbers;
+- ``time``: ISO 8601 UTC; ``answer``, ``reason``, ``kind``, ``window_kind``: codes the renderer
+  translates; ``text``, ``zone``, ``start``, ``end``, ``hash``: shown as they are.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import Event
-from imtheboss.engine.state import parse_time
 from imtheboss.engine.views import redact_event
 
 
-def _price(price: dict[str, int]) -> str:
-    kind, amount = next(iter(price.items()))
-    return f"{amount} M" if kind == "cash" else f"{amount} share{'s' if amount != 1 else ''}"
+@dataclass(frozen=True)
+class Message:
+    """``id`` names the sentence (``"rolled"``, ``"offer"``...); ``params`` fill it (see the
+    module docstring for their kinds); ``by_order``/``by_proxy``: the seat's own standing
+    orders made the event (seen by that seat only, A10) or the server played for an away seat
+    (A11)."""
+
+    id: str
+    params: dict[str, Any] = field(default_factory=dict)
+    by_order: bool = False
+    by_proxy: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "params", "by_order", "by_proxy"}`` (for notification rows)."""
+        return {
+            "id": self.id,
+            "params": self.params,
+            "by_order": self.by_order,
+            "by_proxy": self.by_proxy,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        """The inverse of ``to_json``."""
+        return cls(data["id"], dict(data.get("params") or {}), **_flags(data))
 
 
-def _cards(ids: Any) -> str:
-    if isinstance(ids, int):
-        return f"{ids} card{'s' if ids != 1 else ''}"
-    return ", ".join(CARD_NAMES[c] for c in ids) or "nothing"
+def _flags(data: dict[str, Any]) -> dict[str, bool]:
+    return {"by_order": bool(data.get("by_order")), "by_proxy": bool(data.get("by_proxy"))}
 
 
-def describe(event: Event, players: list[str], seat: int | None = None) -> str:
-    """One line for ``event`` as ``seat`` may see it (``None``: a spectator)."""
+def message(event: Event, seat: int | None = None) -> Message:
+    """The message of ``event`` as ``seat`` may see it (``None``: a spectator)."""
     d = redact_event(event, seat)
-    name = players.__getitem__
-    t = d["type"]
+    make = _MAKERS.get(d["type"])
+    if make is None:
+        return Message("unknown", {"kind": d["type"]})
+    msg_id, params = make(d, event.by)
+    return Message(msg_id, params, bool(d.get("order")), bool(d.get("proxy")))
 
-    def who(key: str = "seat") -> str:
-        value = d.get(key)
-        return name(value) if isinstance(value, int) else "the server"
 
-    if t == "game_started":
-        return f"Game started for {', '.join(d['players'])}; seed hash {d['seed_hash'][:12]}…"
-    if t == "marker_placed":
-        return f"{who()} places the marker on space {d['space']}"
-    if t == "die_rolled":
-        if d["purpose"] == "move":
-            return f"{who()} rolls {d['value']}: the marker moves to space {d['space']}"
-        return f"End roll for {who()}: {d['value']}"
-    if t == "pile_reshuffled":
-        return f"The discard pile is shuffled into a new draw pile ({_cards(d['draw_pile'])})"
-    if t == "cards_drawn":
-        return f"{who()} draws {_cards(d['cards'])}"
-    if t == "discard_step":
-        owing = ", ".join(f"{name(int(s))} {n}" for s, n in d["owed"].items())
-        return f"Hands above the limit must discard: {owing}"
-    if t == "cards_discarded":
-        return f"{who()} discards {_cards(d['cards'])}"
-    if t == "turn_started":
-        extra = " (must open a deal)" if d["must_deal"] else ""
-        return f"{who()}'s turn{extra}"
-    if t == "deal_opened":
-        return f'{who("boss")} opens a deal on space {d["space"]}: "Let\'s make a deal!"'
-    if t == "family_played":
-        return f"{who()} plays {CARD_NAMES[d['card']]}"
-    if t == "terms_set":
-        card = f" for {d['card']}" if d["card"] else " for no card"
-        if d["by_side"] == "provider":
-            return f"{who('provider')} offers{card} at {_price(d['price'])}"
-        return f"The boss proposes {_price(d['price'])} to {who('provider')}{card}"
-    if t == "terms_removed":
-        letter = d["letter"] or "no card"
-        return f"Terms with {who('provider')} for {letter} {d['reason']}"
-    if t == "agreement_made":
-        card = d["card"] or "no card"
-        return f"Agreement: {who('provider')} gets {_price(d['price'])} for {card}"
-    if t == "card_pending":
-        target = ""
-        if d["target"]:
-            label = d["target"]
-            if label.startswith("family:"):
-                label = CARD_NAMES[int(label.split(":")[1])]
-            owner = d.get("owner")
-            of = f" of {players[owner]}" if isinstance(owner, int) else " from the side pool"
-            target = f" on {label}{of}"
-        if d["kind"] == "boss":
-            return f'{who()} plays a boss card: "I\'m the Boss!" (stop window {d["window"]})'
-        if d["kind"] == "recruit":
-            return f"{who()} plays three recruit cards{target} (stop window {d['window']})"
-        return f"{who()} plays {_cards(d['cards'])}{target} (stop window {d['window']})"
-    if t == "window_answered":
-        return f"{who()} answers {d['answer']} ({d['window']})"
-    if t == "card_stopped":
-        return f"{who()} plays a stop card: the pending card is cancelled"
-    if t == "card_took_effect":
-        return f"The {d['kind']} card of {who()} takes effect"
-    if t == "close_called":
-        return f"{who('boss')} calls the deal closed: last call ({d['window']})"
-    if t == "negotiation_expired":
-        return "The negotiation deadline has passed"
-    if t == "timed_out":
-        late = ", ".join(name(s) for s in d["missed"]) or "nobody"
-        return f"The {d['kind']} window {d['window']} timed out (no answer from {late})"
-    if t == "deal_closed":
-        pays = ", ".join(f"{name(int(s))} {m:+d} M" for s, m in d["payments"].items())
-        where = f"space {d['space']} (tile #{d['tile']}, proceeds {d['proceeds']} M)"
-        return f"Deal closed on {where}: {pays}"
-    if t == "deal_failed":
-        return f"The deal of {who('boss')} on space {d['space']} failed ({d['reason']})"
-    if t == "game_ended":
-        money = ", ".join(f"{players[i]} {m} M" for i, m in enumerate(d["money"]))
-        winners = ", ".join(players[i] for i in d["winners"])
-        return f"Game over ({d['reason']}): {money}. Winner: {winners}"
-    if t == "deadlines_extended":
-        return f"Every open deadline moves {d['seconds'] // 60} min later (the game was paused)"
-    if t == "seat_away":
-        return f"{who()} is away: windows do not wait" if d["away"] else f"{who()} is back"
-    if t == "chat":
-        return f"{who()}: {d['text']}"
-    if t == "orders_set":
-        return "Your standing orders changed"  # only the seat itself sees this event (A10)
-    if t == "private":
-        return "(something private to another player)"
-    if t == "night_set":
-        night = d["night"]
-        if night is None:
-            return f"{who()} names no night: windows may run out at any hour"
-        return f"{who()}'s night: {night['start']} to {night['end']} ({night['zone']})"
-    if t == "proxy_scheduled":
-        when = parse_time(d["deadline"]).strftime("%Y-%m-%d %H:%M UTC")
-        return f"If {who()} stays away, the server plays for them from {when}"
-    if t == "proxy_started":
-        return f"{who()} has been away too long: the server plays for them until they are back"
-    return t
+def _cards(value: Any) -> Any:
+    """Card ids as names; a count (a hand the reader may not see) stays a count."""
+    return value if isinstance(value, int) else [CARD_NAMES[c] for c in value]
+
+
+def _server(d: dict, by: int | None) -> bool:
+    """The server acted for the seat (its window ran out, A5), not the seat itself."""
+    return by is None and not d.get("proxy")
+
+
+def _pairs(mapping: dict[str, int]) -> list[list[int]]:
+    return [[int(s), n] for s, n in mapping.items()]
+
+
+Maker = Callable[[dict, "int | None"], tuple[str, dict[str, Any]]]
+
+
+def _started(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    investors = {s: [] for s in range(len(d["players"]))}
+    for letter, owner in sorted((d.get("investors") or {}).items()):
+        if isinstance(owner, int):
+            investors[owner].append(letter)
+    return "game_started", {
+        "players": list(range(len(d["players"]))),
+        "holdings": [[s, letters] for s, letters in investors.items()],
+        "side_pool": list(d.get("side_pool") or []),
+        "player": d.get("active", 0),
+        "hash": d["seed_hash"][:12],
+    }
+
+
+def _marker(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return ("marker_for" if _server(d, by) else "marker"), {
+        "player": d["seat"],
+        "space": d["space"],
+    }
+
+
+def _rolled(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    if d["purpose"] != "move":
+        return "end_roll", {"player": d["seat"], "value": d["value"]}
+    msg_id = "rolled_for" if _server(d, by) else "rolled"
+    return msg_id, {"player": d["seat"], "value": d["value"], "space": d["space"]}
+
+
+def _drawn(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    msg_id = "drew_for" if _server(d, by) else "drew"
+    return msg_id, {"player": d["seat"], "cards": _cards(d["cards"])}
+
+
+def _discarded(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    msg_id = "discarded_for" if _server(d, by) else "discarded"
+    return msg_id, {"player": d["seat"], "cards": _cards(d["cards"])}
+
+
+def _turn(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return ("turn_must_deal" if d["must_deal"] else "turn"), {"player": d["seat"]}
+
+
+def _opened(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    msg_id = "deal_opened_for" if _server(d, by) else "deal_opened"
+    return msg_id, {"boss": d["boss"], "space": d["space"]}
+
+
+def _terms(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    params = {"provider": d["provider"], "card": d["card"], "price": d["price"]}
+    return ("offer" if d["by_side"] == "provider" else "proposal"), params
+
+
+def _removed(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    params = {"provider": d["provider"], "letter": d["letter"]}
+    return "terms_" + d["reason"], params  # rejected, withdrawn, lapsed
+
+
+def _agreed(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return "agreement", {"provider": d["provider"], "card": d["card"], "price": d["price"]}
+
+
+def _pending(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    params: dict[str, Any] = {"player": d["seat"]}
+    target = d.get("target")
+    if target:
+        owner = d.get("owner")
+        params.update(card=target, owner=owner if isinstance(owner, int) else None)
+    if d["kind"] == "boss":
+        return "played_boss", params
+    if d["kind"] == "recruit":  # travel and recruit cards always have a target (R5.2, R5.3)
+        return "played_recruit_on", params
+    params["cards"] = _cards(d["cards"])
+    return "played_card_on", params
+
+
+def _answered(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return "answered_" + d["answer"], {"player": d["seat"]}  # allow, pass
+
+
+def _took_effect(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    if d["kind"] == "boss":
+        return "new_boss", {"player": d["seat"]}
+    return "card_took_effect", {"player": d["seat"], "kind": d["kind"]}
+
+
+def _timed_out(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    if d["kind"] == "negotiation":  # nobody owes the negotiation an answer but the boss
+        return "timed_out_negotiation", {}
+    return "timed_out_" + d["kind"], {"players": list(d["missed"])}
+
+
+def _closed(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return "deal_closed", {
+        "boss": d["boss"],
+        "space": d["space"],
+        "tile": d["tile"],
+        "proceeds": d["proceeds"],
+        "payments": _pairs(d["payments"]),
+    }
+
+
+def _failed(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    return "deal_failed", {"boss": d["boss"], "space": d["space"], "reason": d["reason"]}
+
+
+def _ended(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    money = [[i, m] for i, m in enumerate(d["money"])]
+    winners = list(d["winners"])
+    msg_id = "game_over_shared" if len(winners) > 1 else "game_over"
+    return msg_id, {"reason": d["reason"], "money": money, "players": winners}
+
+
+def _night(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    night = d["night"]
+    if night is None:
+        return "no_night", {"player": d["seat"]}
+    return "night", {"player": d["seat"], **{k: night[k] for k in ("start", "end", "zone")}}
+
+
+def _simple(msg_id: str, *keys: str) -> Maker:
+    def make(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+        return msg_id, {("player" if k == "seat" else k): d[k] for k in keys}
+
+    return make
+
+
+_MAKERS: dict[str, Maker] = {
+    "game_started": _started,
+    "marker_placed": _marker,
+    "die_rolled": _rolled,
+    "pile_reshuffled": lambda d, by: ("reshuffled", {"count": d["draw_pile"]}),
+    "cards_drawn": _drawn,
+    "discard_step": lambda d, by: ("discard_step", {"owed": _pairs(d["owed"])}),
+    "cards_discarded": _discarded,
+    "turn_started": _turn,
+    "deal_opened": _opened,
+    "family_played": lambda d, by: ("family", {"player": d["seat"], "card": CARD_NAMES[d["card"]]}),
+    "terms_set": _terms,
+    "terms_removed": _removed,
+    "agreement_made": _agreed,
+    "card_pending": _pending,
+    "window_answered": _answered,
+    "card_stopped": _simple("stopped", "seat"),
+    "card_took_effect": _took_effect,
+    "close_called": _simple("close_called", "boss"),
+    "negotiation_expired": _simple("negotiation_expired"),
+    "timed_out": _timed_out,
+    "deal_closed": _closed,
+    "deal_failed": _failed,
+    "game_ended": _ended,
+    "deadlines_extended": lambda d, by: ("extended", {"minutes": d["seconds"] // 60}),
+    "seat_away": lambda d, by: (("away" if d["away"] else "back"), {"player": d["seat"]}),
+    "chat": _simple("chat", "seat", "text"),
+    "orders_set": _simple("orders_set"),  # only the seat itself sees this event (A10)
+    "private": _simple("private"),
+    "night_set": _night,
+    "proxy_scheduled": lambda d, by: (
+        "proxy_scheduled",
+        {"player": d["seat"], "time": d["deadline"]},
+    ),
+    "proxy_started": _simple("proxy_started", "seat"),
+}
+"""Every event type the engine emits (``imtheboss.engine.state``) and ``private``."""

@@ -94,7 +94,7 @@ class Options:
             if not isinstance(data.get(key, False), bool):
                 raise OptionsError(f"{key} must be true or false")
         windows = dict(DEFAULT_WINDOWS)
-        given = data.get("windows") or {}
+        given = data.get("windows", {})
         if not isinstance(given, dict):
             raise OptionsError("windows must be an object of seconds")
         for kind, seconds in given.items():

@@ -38,6 +38,7 @@ from typing import Any
 
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.stored import ByContent
 
 STOP_CHOICES = ("ask", "unless_aimed", "allow")
 LAST_CALL_CHOICES = ("ask", "unless_involved", "pass")
@@ -101,6 +102,8 @@ class Condition:
         if not isinstance(data, dict) or set(data) - {"when", "k"}:
             raise OrdersError(f'{where} is {{"when": ..., "k": n}}')
         when = _choice(data, "when", WHEN_CHOICES)
+        if "k" in data and when != "fill":
+            raise OrdersError(f'{where}.k goes with "when": "fill" only')
         k = data.get("k", 1)
         if type(k) is not int or not 1 <= k <= 5:
             raise OrdersError(f"{where}.k is a whole number from 1 to 5")
@@ -163,13 +166,13 @@ class Orders:
         unknown = set(data) - {"stop", "last_call", "prices", "boss", "turn"}
         if unknown:
             raise OrdersError(f"unknown order {sorted(unknown)[0]!r}")
-        prices = data.get("prices") or {}
+        prices = _object(data, "prices")
         if not isinstance(prices, dict) or any(x not in LETTERS for x in prices):
             raise OrdersError("prices are by investor letter (C D G L S W)")
-        boss = data.get("boss") or {}
+        boss = _object(data, "boss")
         if not isinstance(boss, dict) or set(boss) - {"limits", "close"}:
             raise OrdersError('boss is {"limits": {letter: M}, "close": true or false}')
-        limits = boss.get("limits") or {}
+        limits = _object(boss, "limits")
         if not isinstance(limits, dict) or any(x not in (*LETTERS, "*") for x in limits):
             raise OrdersError("boss limits are by investor letter, or * for any")
         if any(type(m) is not int or not 0 <= m <= MAX_PRICE for m in limits.values()):
@@ -186,6 +189,13 @@ class Orders:
         )
 
 
+def _object(data: dict[str, Any], key: str) -> Any:
+    """``data[key]``, ``{}`` when it is missing or null; anything else as it is (so that a
+    list or a number is refused, not read as "none")."""
+    value = data.get(key)
+    return {} if value is None else value
+
+
 def _turn_from(data: Any) -> TurnOrder | None:
     if data is None:
         return None
@@ -195,6 +205,11 @@ def _turn_from(data: Any) -> TurnOrder | None:
         Condition.from_json(data["in_place"], "turn.in_place"),
         Condition.from_json(data["after_roll"], "turn.after_roll"),
     )
+
+
+stored_orders: ByContent[Orders] = ByContent(Orders.from_json)
+"""``Orders.from_json(data)`` for orders stored as JSON (a snapshot's, an event's), checked once
+per process and then found by their content (``engine.stored``). Raises ``OrdersError``."""
 
 
 NO_ORDERS = Orders()

@@ -22,6 +22,9 @@ from imtheboss.engine.errors import RuleError
 
 CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 MAX_MOVES = 12  # a deadline moves at most this often (one night per waiting seat, and some)
+MAX_NIGHT = timedelta(hours=12)  # a night is at most this long
+MAX_DELAY = timedelta(hours=24)  # nights together never move a deadline further than this
+NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})  # names that are not places
 
 
 def parse_night(value: Any) -> dict[str, str] | None:
@@ -36,13 +39,33 @@ def parse_night(value: Any) -> dict[str, str] | None:
     start, end, zone = value["start"], value["end"], value["zone"]
     if not all(isinstance(x, str) and CLOCK.match(x) for x in (start, end)) or start == end:
         raise RuleError("bad_command", "a night starts and ends at two times HH:MM", "A12")
-    if not isinstance(zone, str) or len(zone) > 64:
+    if night_hours(start, end) > MAX_NIGHT / timedelta(hours=1):
+        raise RuleError("bad_command", "a night lasts at most 12 hours", "A12")
+    if not _place(zone):
         raise RuleError("bad_command", "zone is a time zone name such as Europe/Berlin", "A12")
+    return {"start": start, "end": end, "zone": zone}
+
+
+def night_hours(start: str, end: str) -> float:
+    """How long a night from ``start`` to ``end`` (``HH:MM``, across midnight when end comes
+    first) lasts, in hours."""
+    day = datetime(2000, 1, 1)
+    begin, finish = datetime.combine(day, _clock(start)), datetime.combine(day, _clock(end))
+    return ((finish - begin) % timedelta(days=1)) / timedelta(hours=1)
+
+
+def _place(zone: Any) -> bool:
+    """An IANA zone of a place (``Europe/Berlin``, ``UTC``), not a file of the host's
+    (``localtime``, ``posix/...``, ``right/...``)."""
+    if not isinstance(zone, str) or len(zone) > 64 or zone in NOT_ZONES:
+        return False
+    if zone.startswith(("posix/", "right/", "/")) or ".." in zone:
+        return False
     try:
         ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise RuleError("bad_command", f"unknown time zone {zone!r}", "A12") from None
-    return {"start": start, "end": end, "zone": zone}
+        return False
+    return True
 
 
 def _clock(text: str) -> time:
@@ -67,14 +90,16 @@ def night_end(night: dict[str, str], at: datetime) -> datetime | None:
 def adjust(
     deadline: datetime, nights: list[dict[str, str] | None], seats: Iterable[int]
 ) -> datetime:
-    """``deadline`` moved past the nights of ``seats`` it falls in (A12)."""
+    """``deadline`` moved past the nights of ``seats`` it falls in (A12), by at most
+    ``MAX_DELAY``: nights that together cover the day cannot hold a window longer."""
     waiting = [nights[s] for s in seats if nights[s] is not None]
+    latest = deadline + MAX_DELAY
     for _ in range(MAX_MOVES):
         ends = [e for e in (night_end(n, deadline) for n in waiting) if e is not None]
         if not ends:
             break
         deadline = max(ends)
-    return deadline
+    return min(deadline, latest)
 
 
 def _night(ctx: Any) -> None:

@@ -12,7 +12,9 @@ is roll, then draw (under V2/V3 the deal it must open fails at once, as A5); win
 for it (A6); its investor cards the deal needs are offered at a fair price (``fair_price``), and
 the boss's terms for them at that price or more, or for no card at any price, are accepted, and
 terms under that price get a counter at it at once (``_proxy_counters``). It never plays an
-influence card and never opens a deal of its own will.
+influence card and never opens a deal of its own will. When every seat is proxied nobody is left
+to play with: the proxy stops playing turns at once, and each turn waits for its deadline (A5),
+so an abandoned game costs one turn per window, not a loop of turns.
 """
 
 from __future__ import annotations
@@ -319,6 +321,8 @@ def _play_turn(ctx: Ctx) -> bool:
         return False
     seat = s.active
     if s.proxied[seat]:
+        if all(s.proxied):  # nobody is left at the table: turns wait for their deadline (A5)
+            return False
         _proxy_turn(ctx, seat)
         return True
     turn = s.orders[seat].turn

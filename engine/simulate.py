@@ -18,7 +18,6 @@ from imtheboss.engine.bots import BOTS, Bot
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
-from imtheboss.engine.history import describe
 from imtheboss.engine.options import VARIANTS, Options
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.setup import SetupError, new_game
@@ -42,20 +41,6 @@ class SimulatedGame:
     state: GameState
     commands: int = 0
     refused: list[tuple[dict[str, Any], str]] = field(default_factory=list)
-
-    def log_lines(self) -> list[str]:
-        """The readable log, then the final scores."""
-        lines = [describe(e, self.state.players) for e in self.events if e.type != "game_started"]
-        lines.insert(0, describe(self.events[0], self.state.players))
-        s = self.state
-        lines.append("")
-        lines.append(
-            f"Final scores after {s.deals_closed} closed deals and {len(self.events)} events:"
-        )
-        for seat in sorted(range(s.n), key=lambda i: -s.money[i]):
-            mark = "  (winner)" if seat in s.winners else ""
-            lines.append(f"  {s.players[seat]:<8} {s.money[seat]:>4} M{mark}")
-        return lines
 
 
 def simulate(

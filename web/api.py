@@ -23,7 +23,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web.inputs import json_body
-from imtheboss.web.limits import chat_spending, client_address, spending
+from imtheboss.web.limits import client_address, command_spending, spending
 from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.service import (
     MAX_KEY,
@@ -284,7 +284,7 @@ def command(game_id: str) -> ResponseReturnValue:
         )
     now = now_utc()
     try:
-        with chat_spending(game_id, seat, cmd):
+        with command_spending(game_id, seat, cmd):
             result = submit(game_id, seat, cmd, key, now)
     except ServiceError as exc:
         if exc.code == "bad_command":  # malformed rather than against the rules

@@ -16,12 +16,13 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel.dates import format_datetime, format_timedelta
+from flask import g
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine.cards import TILE_VALUES
 from imtheboss.engine.events import Event
-from imtheboss.engine.history import describe
 from imtheboss.engine.views import redact_event
+from imtheboss.web import story  # story and this module use each other's names at call time
 from markupsafe import Markup, escape
 
 # -- time ------------------------------------------------------------------------------------
@@ -484,35 +485,40 @@ def visible(event: Event, seat: int | None) -> bool:
     return not (event.type == "orders_set" and event.by != seat)
 
 
-def event_line(event: Event, players: list[str], seat: int | None) -> str:
-    """``describe()``'s line for ``seat``, saying when the seat's own standing orders made the
-    event (A10: only that seat sees the mark) or the server played for an away seat (A11)."""
-    text = describe(event, players, seat)
-    data = redact_event(event, seat)
-    if data.get("order"):
-        return text + " · " + _("by your standing orders")
-    if data.get("proxy"):
-        return text + " · " + _("played by the server for a player away too long")
-    return text
-
-
 def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
-    """An event for the page of ``seat``: describe()'s line (English, redacted per seat) plus an
-    icon and a translated label."""
-    icon, label = EVENT_KINDS.get(event.type, ("•", event.type))
-    if event.type == "card_took_effect" and event.data.get("kind") == "boss":
-        icon, label = "👑", lazy_gettext("New boss")  # R5.5
-    elif event.type == "terms_removed" and event.data.get("reason") == "lapsed":
-        icon, label = "⌁", lazy_gettext("Lapsed")  # R4.7, R5.5
+    """An event for the page of ``seat``: its line in the reader's language (redacted per seat,
+    ``imtheboss.web.story``) plus an icon and a translated label."""
+    icon, label = event_kind(event)
     return Row(
         seq=seq,
         at=at,
         type=event.type,
         data=redact_event(event, seat),
-        text=event_line(event, players, seat),
+        text=story.line(event, players, seat),
         icon=icon,
-        label=str(label),
+        label=label,
     )
+
+
+# Kinds of one event type that have an icon and a label of their own: (type, key, value).
+SUBKINDS = {
+    ("card_took_effect", "kind", "boss"): ("👑", lazy_gettext("New boss")),  # R5.5
+    ("terms_removed", "reason", "lapsed"): ("⌁", lazy_gettext("Lapsed")),  # R4.7, R5.5
+}
+_SUBKIND_KEY = {kind: key for kind, key, _value in SUBKINDS}
+
+
+def event_kind(event: Event) -> tuple[str, str]:
+    """The icon and the label of ``event`` in the page's language, each resolved once per
+    request and kind of event (a page of a thousand events translates a few dozen labels)."""
+    key = _SUBKIND_KEY.get(event.type)
+    kind = (event.type, key, event.data.get(key)) if key else (event.type, None, None)
+    labels = g.setdefault("event_labels", {}).setdefault(str(get_locale()), {})
+    found = labels.get(kind)
+    if found is None:
+        icon, label = SUBKINDS.get(kind) or EVENT_KINDS.get(event.type, ("•", event.type))
+        found = labels[kind] = (icon, str(label))
+    return found
 
 
 @dataclass
@@ -545,21 +551,34 @@ class Negotiation:
         return shares * TILE_VALUES[tiles[index]] if index < len(tiles) else 0
 
 
+def is_tail(event: Event) -> bool:
+    """Whether ``event`` belongs to the negotiation whose closing it follows: the end roll and
+    the game's end (R7.2)."""
+    return event.type == "game_ended" or (
+        event.type == "die_rolled" and event.data.get("purpose") == "end"
+    )
+
+
 def negotiations(
-    records: list[tuple[int, datetime, Event]], players: list[str], seat: int | None
+    records: list[tuple[int, datetime, Event]],
+    players: list[str],
+    seat: int | None,
+    first_number: int = 1,
+    closed_before: int = 0,
 ) -> list[Negotiation]:
-    """Split the game's events into its negotiations, numbered 1..n in order; each row is
-    redacted for ``seat`` and each stop window or last call carries who answered what."""
+    """Split a run of the game's events into its negotiations, numbered from ``first_number``
+    in order (``closed_before``: deals closed before the run); each row is redacted for ``seat``
+    and each stop window or last call carries who answered what."""
     out: list[Negotiation] = []
     current: Negotiation | None = None
-    closed = 0
+    closed = closed_before
     for seq, at, event in records:
         t = event.type
         if not visible(event, seat) or (t in SEAT_EVENTS and current is not None):
             continue
         if t == "deal_opened":
             current = Negotiation(
-                number=len(out) + 1,
+                number=first_number + len(out),
                 space=event.data["space"],
                 opener=event.data["boss"],
                 opened_at=at,
@@ -568,13 +587,9 @@ def negotiations(
             out.append(current)
         elif current is None:
             continue
-        elif current.end is not None:
-            is_tail = t == "game_ended" or (
-                t == "die_rolled" and event.data.get("purpose") == "end"
-            )
-            if not is_tail:
-                current = None
-                continue
+        elif current.end is not None and not is_tail(event):
+            current = None
+            continue
         row = event_row(seq, at, event, players, seat)
         current.rows.append(row)
         _track_window(current, row)

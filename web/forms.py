@@ -77,6 +77,17 @@ def _finite(form: Any, field: Any) -> None:
         raise StopValidation(_l("write a number of hours, such as 24 or 0.5"))
 
 
+class SmallIntegerField(IntegerField):
+    """A whole number of at most 9 digits: a longer one is refused as it is read (WTForms'
+    ``NumberRange`` would otherwise turn a 400-digit number into a float and fail)."""
+
+    def process_formdata(self, valuelist: list[Any]) -> None:
+        if valuelist and len(str(valuelist[0]).strip().lstrip("+-")) > 9:
+            self.data = None
+            raise ValueError(self.gettext("Not a valid integer value."))
+        super().process_formdata(valuelist)
+
+
 def _positive(form: Any, field: Any) -> None:
     if field.data is not None and field.data <= 0:
         raise ValidationError(_l("must be more than 0 hours"))
@@ -131,7 +142,7 @@ class NewGameForm(FlaskForm):
         ),
         default=True,
     )
-    proxy_hours = IntegerField(
+    proxy_hours = SmallIntegerField(
         _l("Play for a player who has been away this many hours (0: never)"),
         default=48,
         validators=[Optional(), NumberRange(min=0, max=MAX_PROXY_HOURS)],

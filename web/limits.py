@@ -5,7 +5,10 @@ is set, so every web process shares one count; memory in the embedded default).
   ``POST /api/games`` share one count; a game made counts, a refused form does not;
 - invitations asked for, per client address (``RATELIMIT_INVITATIONS``): one per player of a
   game made, one per resent invitation or email-change notice (``spending("invitations")``);
-- chat, per seat of a game (``RATELIMIT_CHAT``): each chat message taken (``chat_spending``);
+- commands, per seat of a game (``RATELIMIT_COMMANDS``): each command taken, so no seat can
+  flood the server's queues with cheap ones (``command_spending``);
+- chat, per seat of a game (``RATELIMIT_CHAT``): each chat message taken, besides
+  (``command_spending``);
 - wrong secrets, per client address (``RATELIMIT_BAD_SECRETS``): each 403 of a route that takes
   a secret (seat, admin, mailed, unsubscribe and confirm links, the API's bearer tokens, the
   operator token). Once they are used up, those routes refuse even the right secret until the
@@ -27,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from flask import Flask, current_app, make_response
@@ -43,6 +46,7 @@ EXTENSION = "imtheboss.limits"
 SETTINGS = {
     "new_games": "RATELIMIT_NEW_GAMES",
     "invitations": "RATELIMIT_INVITATIONS",
+    "commands": "RATELIMIT_COMMANDS",
     "chat": "RATELIMIT_CHAT",
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
 }
@@ -142,12 +146,14 @@ def spending(kind: str, key: str, cost: int = 1) -> Iterator[None]:
         current_app.logger.warning("rate limit storage unreachable; %s not counted", kind)
 
 
-def chat_spending(game_id: str, seat: int, command: Any) -> AbstractContextManager[None]:
-    """``spending("chat")`` for a chat command of ``seat`` in ``game_id``; nothing for other
-    commands."""
-    if isinstance(command, dict) and command.get("do") == "chat":
-        return spending("chat", f"{game_id}:{seat}")
-    return nullcontext()
+@contextmanager
+def command_spending(game_id: str, seat: int, command: Any) -> Iterator[None]:
+    """``spending("commands")`` for any command of ``seat`` in ``game_id``, and
+    ``spending("chat")`` too for a chat."""
+    key = f"{game_id}:{seat}"
+    chat = isinstance(command, dict) and command.get("do") == "chat"
+    with spending("commands", key), spending("chat", key) if chat else nullcontext():
+        yield
 
 
 def _seconds_until(reset: float) -> int:
@@ -179,6 +185,8 @@ def refusal_message(kind: str, seconds: int) -> str:
         return _(
             "Too many chat messages from your seat: wait %(wait)s, then send it again.", wait=wait
         )
+    if kind == "commands":
+        return _("Too many moves from your seat: wait %(wait)s, then try again.", wait=wait)
     return _(
         "Too many wrong links or tokens came from your address: try again in %(wait)s.",
         wait=wait,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
+from imtheboss.web.retry import RetryingSession
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -34,7 +35,7 @@ class Base(DeclarativeBase):
     pass
 
 
-db = SQLAlchemy(model_class=Base)
+db = SQLAlchemy(model_class=Base, session_options={"class_": RetryingSession})
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
 
@@ -98,10 +99,14 @@ class Seat(db.Model):
 
 
 class EventRecord(db.Model):
-    """One engine event, numbered per game from 1 without gaps."""
+    """One engine event, numbered per game from 1 without gaps. ``ix_events_game_type`` finds a
+    game's events of one type (the running deal's chat) without reading the others."""
 
     __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "seq"),
+        Index("ix_events_game_type", "game_id", "type", "seq"),
+    )
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)
@@ -110,6 +115,28 @@ class EventRecord(db.Model):
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
+
+
+class NegotiationRecord(db.Model):
+    """One negotiation of a game and the events it spans, numbered 1..n in order: from its
+    ``deal_opened`` (``first_seq``) to its end (``end_seq``: the ``deal_closed`` or
+    ``deal_failed``) and the end roll and game end that follow a closing (``last_seq``). While it
+    runs, ``outcome`` is ``running`` and ``last_seq`` and ``end_seq`` are ``None`` (it spans the
+    log to its last event); then ``closed`` or ``failed``. Written as events are appended
+    (``imtheboss.web.negotiations.record``); its facts (space, boss, time) are public (A8)."""
+
+    __tablename__ = "negotiations"
+    game_id: Mapped[str] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first_seq: Mapped[int] = mapped_column(Integer)
+    last_seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end_seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    space: Mapped[int] = mapped_column(Integer)
+    boss: Mapped[int] = mapped_column(Integer)
+    opened_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    outcome: Mapped[str] = mapped_column(String(8), default="running")
 
 
 SERVER_SCOPE = -1  # the scope of the server's own keys (timeouts, extends): no seat's index

@@ -20,8 +20,8 @@ from typing import Any
 
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.events import Event
-from imtheboss.engine.history import describe
-from imtheboss.engine.state import GameState
+from imtheboss.engine.history import message
+from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
 
 # What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that
@@ -56,17 +56,29 @@ ANSWER_KINDS = {
 }
 
 
+def _said(event: Event, seat: int) -> dict[str, Any]:
+    """What ``event`` says to ``seat`` (A8), as a message the mail and the inbox render in the
+    seat's language when they show it (``imtheboss.web.story.row_text``)."""
+    return message(event, seat).to_json()
+
+
 def _row(
     game_id: str,
     seat: int,
     kind: str,
     key: str,
-    text: str,
+    text: str | dict[str, Any],
     urgent: bool,
     seq: int,
     at: datetime,
     **body: Any,
 ) -> dict[str, Any]:
+    """A row; ``text`` is a message (``_said``), kept in the body, or, for rows whose kind
+    says it all, a short English note for the operator's eyes only (players read the kind's
+    sentence, ``imtheboss.web.story.KIND_TEXTS``)."""
+    if isinstance(text, dict):
+        body = {**body, "message": text}
+        text = text["id"]
     return {
         "game_id": game_id,
         "seat_index": seat,
@@ -122,6 +134,24 @@ def email_changed(
     return {**row, "to_email": old}
 
 
+ASKED_BY = {"stop": "card_pending", "last_call": "close_called"}
+
+
+def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[str, Any]:
+    """What a mail that asks ``seat`` for an answer also says: the card waiting for answers
+    (who played which card on whose card), or who called the last call, as a message; for a
+    turn, where the marker stands."""
+    if kind == "your_turn" and state.marker is not None:
+        return {"space": state.marker}
+    asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
+    return {"asked": _said(asked, seat)} if asked is not None else {}
+
+
+def _own(event: Event, seat: int) -> bool:
+    """``event`` is ``seat``'s own act (not one its standing orders made): no mail about it."""
+    return event.by == seat and not event.data.get("order")
+
+
 def notifications_for(
     game_id: str,
     before: GameState | None,
@@ -158,80 +188,83 @@ def notifications_for(
         if a["for"] == "negotiation" or (a["seat"], a["window"]) in old:
             continue
         kind = ANSWER_KINDS[a["for"]]
-        text = {
-            "your_turn": "It is your turn",
-            "place_marker": "Place the marker to start the game",
-            "discard": "Discard down to your hand limit",
-            "stop": "A card waits for your answer: stop it or let it happen",
-            "last_call": "Last call: pass or play a card before the deal closes",
-        }[kind]
+        extra = _asked(kind, a["seat"], events, state)
         rows.append(
             _row(
                 game_id,
                 a["seat"],
                 kind,
                 a["window"],
-                text,
+                kind.replace("_", " "),  # the kind says it (imtheboss.web.story.KIND_TEXTS)
                 True,
                 last_seq,
                 at,
                 window=a["window"],
                 until=a["until"].isoformat(),
+                **extra,
             )
         )
+    # each event is read in the state it made, not the state after the last one (orders may
+    # play a whole deal in one command); one event's state is the final one
+    running = before.clone() if before is not None and len(events) > 1 else None
     for offset, event in enumerate(events):
         seq = first_seq + offset
+        if running is not None:
+            apply_in_place(running, event)
+        now = running or state
         d = event.data
         t = event.type
         if t == "deal_opened":
-            space = state.board.spaces[d["space"]]
-            for seat in range(state.n):
+            for seat in range(now.n):
                 if seat == d["boss"]:
                     continue
-                involved = any(state.investors.get(x) == seat for x in space.letters)
                 rows.append(
                     _row(
                         game_id,
                         seat,
                         "deal_opened",
                         str(seq),
-                        describe(event, players, seat),
-                        involved,
+                        _said(event, seat),
+                        False,  # news: a burst of deals (orders at work) makes one mail
                         seq,
                         at,
                         space=d["space"],
                     )
                 )
         elif t == "terms_set":
-            boss = state.deal.boss if state.deal else None
+            boss = now.deal.boss if now.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
-                text = describe(event, players, to)
+                text = _said(event, to)
                 rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
         elif t == "agreement_made":
-            boss = state.deal.boss if state.deal else None
-            for seat in {d["provider"], boss} - {None}:
+            boss = now.deal.boss if now.deal else None
+            for seat in sorted({d["provider"], boss} - {None}):
+                if _own(event, seat):
+                    continue
                 rows.append(
                     _row(
                         game_id,
                         seat,
                         "agreement",
                         str(seq),
-                        describe(event, players, seat),
+                        _said(event, seat),
                         False,
                         seq,
                         at,
                     )
                 )
         elif t == "card_took_effect" and d["kind"] == "boss":
-            for seat in range(state.n):
+            for seat in range(now.n):
+                if seat == d["seat"]:  # the new boss played the card
+                    continue
                 rows.append(
                     _row(
                         game_id,
                         seat,
                         "boss_changed",
                         str(seq),
-                        f"{players[d['seat']]} is the boss now",
+                        _said(event, seat),
                         False,
                         seq,
                         at,
@@ -243,14 +276,16 @@ def notifications_for(
                 "deal_failed": "deal_failed",
                 "game_ended": "game_over",
             }[t]
-            for seat in range(state.n):
+            for seat in range(now.n):
+                if t == "deal_failed" and _own(event, seat):  # the boss declared it failed
+                    continue
                 rows.append(
                     _row(
                         game_id,
                         seat,
                         kind,
                         str(seq),
-                        describe(event, players, seat),
+                        _said(event, seat),
                         False,
                         seq,
                         at,

@@ -19,13 +19,15 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.orders import MAX_PRICE
+from imtheboss.engine.quiet import night_hours
 from imtheboss.engine.views import view
 from imtheboss.web import display
-from imtheboss.web.forms import SelectChoice
+from imtheboss.web.forms import SelectChoice, SmallIntegerField
 from imtheboss.web.models import Seat, db
+from imtheboss.web.refusals import refusal
 from imtheboss.web.service import ServiceError, load_state, submit
 from werkzeug.wrappers import Response
-from wtforms import BooleanField, IntegerField, RadioField, SelectField, StringField
+from wtforms import BooleanField, RadioField, SelectField, StringField
 from wtforms.validators import NumberRange, Optional, Regexp
 
 bp = Blueprint("orders", __name__)
@@ -47,8 +49,10 @@ WHEN = [
     SelectChoice("never", _l("never")),
     SelectChoice("always", _l("always")),
     SelectChoice("needs_mine", _l("when the space needs one of my investor cards")),
-    SelectChoice("fill2", _l("when I can fill 2 of its letters myself")),
-    SelectChoice("fill3", _l("when I can fill 3 of its letters myself")),
+    *(
+        SelectChoice(f"fill{k}", _l("when I can fill %(k)d of its letters myself", k=k))
+        for k in range(1, 6)
+    ),
 ]
 TURN = [
     SelectChoice("ask", _l("Ask me")),
@@ -57,8 +61,8 @@ TURN = [
 CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 
 
-def _price_field(letter: str) -> IntegerField:
-    return IntegerField(
+def _price_field(letter: str) -> SmallIntegerField:
+    return SmallIntegerField(
         letter,
         validators=[Optional(), NumberRange(min=0, max=MAX_PRICE)],
         render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PRICE},
@@ -76,7 +80,7 @@ class OrdersForm(FlaskForm):
     price_L = _price_field("L")  # noqa: N815
     price_S = _price_field("S")  # noqa: N815
     price_W = _price_field("W")  # noqa: N815
-    limit = IntegerField(
+    limit = SmallIntegerField(
         _l("As boss, accept at once any offer up to (M) for a letter the deal still needs"),
         validators=[Optional(), NumberRange(min=0, max=MAX_PRICE)],
         render_kw={"inputmode": "numeric", "min": 0, "max": MAX_PRICE},
@@ -98,6 +102,9 @@ class OrdersForm(FlaskForm):
                 _("Give both times of your night (two different times), or neither."),
             ]
             return False
+        if ok and start and night_hours(start, end) > 12:
+            self.night_end.errors = [*self.night_end.errors, _("A night lasts at most 12 hours.")]
+            return False
         return ok
 
     def load(self, orders: dict[str, Any], night: dict[str, str] | None) -> None:
@@ -116,20 +123,27 @@ class OrdersForm(FlaskForm):
         self.night_start.data = night["start"] if night else ""
         self.night_end.data = night["end"] if night else ""
 
-    def orders_json(self) -> dict[str, Any]:
-        """The orders the form says, in the ``orders`` command's form."""
+    def orders_json(self, before: dict[str, Any]) -> dict[str, Any]:
+        """The orders the form says, in the ``orders`` command's form, keeping from ``before``
+        (the seat's orders now) what the form cannot show: a price in shares where no cash
+        price was typed, and boss limits for single letters."""
         prices = {
             x: {"cash": getattr(self, f"price_{x}").data}
             for x in LETTERS
             if getattr(self, f"price_{x}").data is not None
         }
+        for letter, price in before["prices"].items():
+            if "shares" in price and letter not in prices:
+                prices[letter] = price
         turn = None
         if self.turn.data == "premove":
             turn = {
                 "in_place": _condition(self.in_place.data),
                 "after_roll": _condition(self.after_roll.data),
             }
-        limits = {"*": self.limit.data} if self.limit.data is not None else {}
+        limits = {x: m for x, m in before["boss"]["limits"].items() if x != "*"}
+        if self.limit.data is not None:
+            limits["*"] = self.limit.data
         return {
             "stop": self.stop.data,
             "last_call": self.last_call.data,
@@ -141,7 +155,7 @@ class OrdersForm(FlaskForm):
 
 def _when_choice(condition: dict[str, Any]) -> str:
     if condition["when"] == "fill":
-        return "fill3" if condition.get("k", 1) >= 3 else "fill2"
+        return f"fill{condition.get('k', 1)}"
     return condition["when"]
 
 
@@ -233,25 +247,28 @@ def orders_page(gid: str) -> Any:
 def _save(gid: str, game: Any, seat: int, row: Seat, form: OrdersForm, before, state) -> Response:
     if game.status != "active" or state.phase == "game_over":
         raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
-    wanted = form.orders_json()
+    wanted = form.orders_json(before)
     if wanted != before:
         submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
     if state.options.quiet_hours:
-        night = None
-        if (
-            form.night_start.data
-            and form.night_end.data
-            and form.night_start.data != form.night_end.data
-        ):
-            night = {
-                "start": form.night_start.data,
-                "end": form.night_end.data,
-                "zone": row.timezone or "UTC",
-            }
-        if night != state.nights[seat]:
-            submit(gid, seat, {"do": "night", "night": night}, f"night:{uuid.uuid4().hex}")
+        try:
+            _save_night(gid, seat, row, form, state)
+        except ServiceError as exc:  # the orders went in: say so, and why the night did not
+            flash(_("Your standing orders are saved; your night is not:"))
+            flash(refusal(exc.code, exc.message))
+            return redirect(url_for("pages.game_page", gid=gid), 303)
     flash(_("Your standing orders are saved."))
     return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+def _save_night(gid: str, seat: int, row: Seat, form: OrdersForm, state: Any) -> None:
+    """Send the night the form names (A12, in the seat's zone), if it changed."""
+    start, end = form.night_start.data, form.night_end.data
+    night = None
+    if start and end and start != end:
+        night = {"start": start, "end": end, "zone": row.timezone or "UTC"}
+    if night != state.nights[seat]:
+        submit(gid, seat, {"do": "night", "night": night}, f"night:{uuid.uuid4().hex}")
 
 
 def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, Any]:
@@ -263,6 +280,9 @@ def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, An
         quiet=state.options.quiet_hours,
         mine=state.seat_investors(seat),
         letters=[(x, investor_label(x)) for x in LETTERS],
+        in_shares={
+            x: p for x, p in state.orders[seat].to_json()["prices"].items() if "shares" in p
+        },
         notices=[],
     )
     return ctx

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import available_timezones
@@ -32,17 +31,16 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.engine.events import Event
 from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display, inputs
+from imtheboss.web import LANGUAGES, display, inputs, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
-from imtheboss.web.limits import TooMany, chat_spending, client_address, spending
-from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
+from imtheboss.web.limits import TooMany, client_address, command_spending, spending
+from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
     ServiceError,
@@ -68,6 +66,7 @@ bp = Blueprint("pages", __name__)
 HISTORY_PAGE = 100
 INBOX_LIMIT = 200
 RECENT = 8
+CHAT = 20  # the running deal's last messages on the game page
 
 
 def register(app: Flask) -> None:
@@ -199,6 +198,20 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
 
 
+@bp.before_app_request
+def _remember_language() -> None:
+    """A seat that picks a language in the header (``?lang=``) reads its mail in it too: the
+    choice is the seat's language from then on (its settings page shows it)."""
+    lang = request.args.get("lang")
+    gid = (request.view_args or {}).get("gid")
+    if lang not in LANGUAGES or not isinstance(gid, str) or request.method != "GET":
+        return
+    row = _seat_row(gid, current_seat(gid))
+    if row is not None and row.locale != lang:
+        row.locale = lang
+        db.session.commit()
+
+
 # -- signing in ------------------------------------------------------------------------------
 
 
@@ -291,39 +304,6 @@ def _frame(game: Game, seat: int | None, admin: bool, state: GameState | None = 
 # -- the game page ---------------------------------------------------------------------------
 
 
-def _records(
-    gid: str, after: int = 0, upto: int | None = None, newest: int | None = None
-) -> list[tuple[int, datetime, Event]]:
-    """Events with their sequence numbers and times (``newest``: only the last so many)."""
-    query = select(
-        EventRecord.seq,
-        EventRecord.created_at,
-        EventRecord.type,
-        EventRecord.body,
-        EventRecord.seat,
-    ).where(EventRecord.game_id == gid, EventRecord.seq > after)
-    if upto is not None:
-        query = query.where(EventRecord.seq <= upto)
-    if newest is not None:
-        rows = db.session.execute(query.order_by(EventRecord.seq.desc()).limit(newest)).all()
-        rows.reverse()
-    else:
-        rows = db.session.execute(query.order_by(EventRecord.seq)).all()
-    return [
-        (seq, at, Event.from_json({**body, "type": type_, "by": by}))
-        for seq, at, type_, body, by in rows
-    ]
-
-
-def _deal_start(gid: str) -> int | None:
-    """The sequence number of the running negotiation's ``deal_opened``."""
-    return db.session.execute(
-        select(func.max(EventRecord.seq)).where(
-            EventRecord.game_id == gid, EventRecord.type == "deal_opened"
-        )
-    ).scalar_one_or_none()
-
-
 def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     """Everything the live part of the game page shows ``seat`` (A8: through ``view``)."""
     state = load_state(game)
@@ -335,16 +315,13 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
         forms = display.command_forms(legal_commands(state, seat), v, players)
     chat: list[display.Row] = []
     if v["deal"] is not None:
-        start = _deal_start(game.id)
-        if start is not None:
-            chat = [
-                display.event_row(seq, at, ev, players, seat)
-                for seq, at, ev in _records(game.id, after=start)
-                if ev.type == "chat"
-            ][-20:]
+        chat = [
+            display.event_row(seq, at, ev, players, seat)
+            for seq, at, ev in negotiations.running_chat(game.id, CHAT)
+        ]
     recent = [
         display.event_row(seq, at, ev, players, seat)
-        for seq, at, ev in _records(game.id, newest=RECENT)
+        for seq, at, ev in negotiations.records(game.id, newest=RECENT)
         if display.visible(ev, seat)
     ]
     recent.reverse()
@@ -484,7 +461,7 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
-        with chat_spending(gid, seat, command):
+        with command_spending(gid, seat, command):
             result = submit(gid, seat, command, request.form.get("key", ""))
     except ServiceError as exc:
         if _htmx() and exc.status in (400, 409):
@@ -496,7 +473,8 @@ def act(gid: str) -> Any:
     if result.duplicate:
         notices = [_("That was already done (the same form was sent twice).")]
     else:
-        notices = [display.event_line(event, players, seat) for _seq, event in result.events]
+        tz = _seat_row(gid, seat).timezone or "UTC"
+        notices = [story.line(event, players, seat, tz) for _seq, event in result.events]
     if _htmx():
         ctx = _live_context(get_game(gid), seat, is_admin(gid))
         ctx["notices"] = notices
@@ -509,16 +487,13 @@ def act(gid: str) -> Any:
 # -- negotiations and history ----------------------------------------------------------------
 
 
-def _game_records(game: Game) -> tuple[GameState, list[tuple[int, datetime, Event]]]:
-    return load_state(game), _records(game.id)
-
-
 @bp.get("/g/<gid>/deals")
 def deals(gid: str) -> str:
-    """Every negotiation of the game, numbered 1..n (each ``deal_opened`` starts one)."""
+    """Every negotiation of the game, numbered 1..n (each ``deal_opened`` starts one): one row
+    of the ranges table each, and of the log only the events that ended them."""
     game, seat, admin = _viewer(gid)
-    state, records = _game_records(game)
-    negs = display.negotiations(records, list(state.players), seat)
+    state = load_state(game)
+    negs = negotiations.listed(game.id, list(state.players), seat)
     tiles = tile_stack(Options.from_json(game.settings.get("options")))
     ctx = _frame(game, seat, admin, state)
     ctx.update(
@@ -534,20 +509,21 @@ def deals(gid: str) -> str:
 @bp.get("/g/<gid>/deals/<int:number>")
 def deal(gid: str, number: int) -> str:
     """One negotiation's timeline: opened, cards, offers and counters, agreements, windows and
-    who answered, boss changes and lapses, and how it ended (payouts per seat)."""
+    who answered, boss changes and lapses, and how it ended (payouts per seat). Reads only the
+    events of its range."""
     game, seat, admin = _viewer(gid)
-    state, records = _game_records(game)
-    negs = display.negotiations(records, list(state.players), seat)
-    if not 1 <= number <= len(negs):
+    state = load_state(game)
+    found = negotiations.one(game, number, list(state.players), seat)
+    if found is None:
         raise ServiceError(404, "no_deal", _("There is no negotiation number %(n)d.", n=number))
-    neg = negs[number - 1]
+    neg, count = found
     board = state.board.to_json()
     space = board[neg.space]
     tiles = tile_stack(Options.from_json(game.settings.get("options")))
     ctx = _frame(game, seat, admin, state)
     ctx.update(
         neg=neg,
-        count=len(negs),
+        count=count,
         space=space,
         proceeds=neg.proceeds(space["shares"], tiles),
         fail_reasons=display.FAIL_REASONS,
@@ -578,7 +554,7 @@ def history(gid: str) -> str:
     players = list(state.players)
     rows = [
         display.event_row(seq, at, ev, players, seat)
-        for seq, at, ev in _records(gid, after=after, upto=upto)
+        for seq, at, ev in negotiations.records(gid, after=after, upto=upto)
         if display.visible(ev, seat)
     ]
     rows.reverse()
@@ -621,7 +597,7 @@ def inbox(gid: str) -> str:
         .all()
     )
     ctx = _frame(game, seat, admin)
-    ctx.update(rows=rows, icons=NOTIFICATION_KINDS)
+    ctx.update(rows=rows, icons=NOTIFICATION_KINDS, row_text=story.row_text)
     return render_template("inbox.html", **ctx)
 
 

@@ -78,11 +78,16 @@ class Settings(BaseSettings):
     # said otherwise (imtheboss.web.limits).
     ratelimit_new_games: str = "10 per hour; 20 per day"  # games made (/new, POST /api/games)
     ratelimit_invitations: str = "100 per day"  # invitations asked for: one per player
+    ratelimit_commands: str = "60 per minute; 2000 per day"  # commands taken, per seat
     ratelimit_chat: str = "10 per minute; 300 per day"  # chat messages taken, per seat
     ratelimit_bad_secrets: str = "30 per hour; 100 per day"  # wrong links and tokens
 
     @field_validator(
-        "ratelimit_new_games", "ratelimit_invitations", "ratelimit_chat", "ratelimit_bad_secrets"
+        "ratelimit_new_games",
+        "ratelimit_invitations",
+        "ratelimit_commands",
+        "ratelimit_chat",
+        "ratelimit_bad_secrets",
     )
     @classmethod
     def _limit_notation(cls, value: str) -> str:

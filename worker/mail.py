@@ -12,16 +12,17 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from zoneinfo import ZoneInfo
 
 import idna
+from babel.dates import format_datetime as format_date_time
 from flask import current_app, g, render_template
+from flask_babel import get_locale, ngettext
 from flask_babel import gettext as _
-from flask_babel import ngettext
+from imtheboss.web import display, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
-from imtheboss.web.service import now_utc
+from imtheboss.web.service import now_utc, seats_of
 from imtheboss.worker.smtp import MailFailure
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
@@ -45,18 +46,18 @@ def mail_address(address: str) -> Address:
 
 
 def local_time(at: datetime, zone: str) -> str:
-    """``at`` in the seat's zone, e.g. ``Tue 3 Mar 14:00 CET``."""
-    try:
-        tz = ZoneInfo(zone)
-    except Exception:
-        tz = ZoneInfo("UTC")
+    """``at`` in the seat's zone and language, e.g. ``Tue 3 Mar 14:00 CET`` (``周二 3月3日
+    14:00`` and the zone in Chinese)."""
+    tz = display.zone(zone)
     local = at.astimezone(tz)
-    return local.strftime("%a %-d %b %H:%M ") + (local.tzname() or "")
+    return format_date_time(local, "EEE d MMM HH:mm", tzinfo=tz, locale=get_locale()) + (
+        " " + (local.tzname() or "")
+    )
 
 
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
-    language (its settings; event lines from the engine stay English). A row to an explicit
+    language (its settings), event lines included (``imtheboss.web.story``). A row to an explicit
     address (``to_email``; ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``.
     Raises ``MailFailure`` (``bad_address``) when the address cannot be written."""
     if rows[0].to_email:
@@ -89,6 +90,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "until": until,
         "unsubscribe": unsubscribe,
         "base": base,
+        "players": [s.name for s in seats_of(game.id)],
+        "row_text": story.row_text,
     }
     msg = _message(subject, seat.email)
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"

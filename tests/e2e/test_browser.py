@@ -33,6 +33,20 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 WAIT_MS = 10_000
 
+INVESTORS = {"C": "Cashman", "D": "Dougherty", "G": "Goldman", "L": "Liebgeld", "S": "Sacks"}
+INVESTORS["W"] = "Wadsworth"
+
+
+def named(letter: str) -> str:
+    """How the pages name an investor card: ``Sacks (S)``."""
+    return f"{INVESTORS[letter]} ({letter})"
+
+
+def travel_words(card: str) -> str:
+    """How the pages name a travel card (``travel:S``, ``travel:*``)."""
+    letter = card.split(":")[1]
+    return "wild travel card" if letter == "*" else f"a travel card for {named(letter)}"
+
 
 @dataclass
 class Player:
@@ -166,7 +180,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     provider.refresh()
     expect(provider.live.locator("#deal dl.facts dd").first).to_have_text(boss.name)
     provider.price(
-        "offer", f"Offer investor {letter} for", 3, "Offer", f"offers for investor:{letter}"
+        "offer", f"Offer investor {letter} for", 3, "Offer", f"offers {named(letter)} for 3 M"
     )
     expect(provider.live.locator("table.terms")).to_contain_text("3 M")
     boss.refresh()
@@ -182,7 +196,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     expect(provider.live.locator("table.terms")).to_contain_text("counter by the boss")
     provider.act(
         provider.button(f"Accept {boss.name}'s terms: investor {letter} for 2 M"),
-        f"Agreement: {provider.name} gets 2 M for investor:{letter}",
+        f"Agreement: {provider.name} gets 2 M for {named(letter)}",
     )
     boss.refresh()
     expect(boss.live.locator("#deal")).to_contain_text(f"committed 2 of {proceeds} M")
@@ -193,7 +207,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
         traveller.live.get_by_role(
             "button", name=re.compile(rf"^Send investor {letter} on travel")
         ),
-        f"{traveller.name} plays {s.travel_card} on investor:{letter}",
+        f"{traveller.name} plays {travel_words(s.travel_card)} on {named(letter)}",
     )
     stopper.refresh()
     window = stopper.live.locator(".window.pending")
@@ -221,7 +235,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
         last = i == len(others) - 1
         player.act(
             player.button("Pass (let the deal close)"),
-            "Deal closed on space" if last else f"{player.name} answers pass",
+            "Deal closed on space" if last else f"{player.name} passes",
         )
 
     # The payouts on the game page: the boss's share and money, the provider's 2 M.
@@ -260,10 +274,10 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     timeline = page.locator("ol.timeline")
     for line in (
         f"{boss.name} opens a deal on space {s.space}",
-        f"{provider.name} offers for investor:{letter} at 3 M",
-        f"The boss proposes 2 M to {provider.name} for investor:{letter}",
-        f"Agreement: {provider.name} gets 2 M for investor:{letter}",
-        f"{traveller.name} plays {s.travel_card} on investor:{letter}",
+        f"{provider.name} offers {named(letter)} for 3 M",
+        f"The boss proposes 2 M to {provider.name} for {named(letter)}",
+        f"Agreement: {provider.name} gets 2 M for {named(letter)}",
+        f"{traveller.name} plays {travel_words(s.travel_card)} on {named(letter)}",
         f"{stopper.name}: stopped it",
         f"{boss.name} calls the deal closed: last call",
         "Result: stopped",

@@ -23,6 +23,7 @@ change nothing; every email is well formed; no seat got another seat's secrets.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import random
@@ -46,10 +47,9 @@ from helpers_organiser import confirm, confirm_link
 from helpers_redis import own_redis_db
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.history import describe
 from imtheboss.engine.state import GameState, replay
 from imtheboss.engine.views import awaiting, legal_commands
-from imtheboss.web import create_app
+from imtheboss.web import create_app, story
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import get_game, hash_token, load_events, load_state
 from itsdangerous import URLSafeTimedSerializer
@@ -83,6 +83,12 @@ ANSWERS = {
     "stop": ("stop",),
     "pass": ("last_call",),
 }
+
+
+def _english(event, names: list[str], seat: int) -> str:
+    """The line ``seat`` reads for ``event``, in English."""
+    with story.speaking("en"):
+        return story.line(event, names, seat)
 
 
 # -- the processes ---------------------------------------------------------------------------
@@ -306,8 +312,8 @@ class Play:
             seat.moves[choice["do"]] += 1
             self.stats["moves"] += 1
             return True
-        code = re.search(r'class="meta"><code>(\w+)</code>', answer.text)
-        reason = code.group(1) if code else answer.text[:300]
+        said = re.search(r'<p class="message">(.*?)</p>', answer.text, re.S)
+        reason = html.unescape(said.group(1)) if said else answer.text[:300]
         self.refusals.append((seat.index, choice, answer.status_code, reason))
         # 409: a deadline ended the window between reading the game and posting (a race the
         # real clock makes). Anything else is a bug.
@@ -453,7 +459,7 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     for mail in mails:  # the game-over emails tell the replay's scores
         seat = EMAILS.index(mail.to)
         if "Game over" in mail.text:
-            assert describe(ended, NAMES, seat) in mail.text
+            assert _english(ended, NAMES, seat) in mail.text
 
     # timeouts moved the game while seats 3 and 4 were silent; then they played again
     timed_out = [e for e in events if e.type == "timed_out"]
@@ -479,6 +485,10 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
         urgent = sum(1 for u, _at in sent if u)
         batches = {at for u, at in sent if not u}
         assert len(stack.mailbox.to(address)) == urgent + len(batches), address
+
+    # -- the mail tells the story: payouts to everyone, nothing about one's own acts, and
+    #    every card that waits for an answer named with its player, its target, the deadline
+    _check_story(stack, gid, mails, events)
 
     # -- every emailed link followed worked ------------------------------------------------
     followed = [step for seat in play.seats for step in seat.followed]
@@ -619,6 +629,44 @@ def _all_mailed(stack: Stack) -> bool:
     return pending == 0
 
 
+def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> None:
+    """Each closed deal is in every seat's outbox with its payouts, mailed unless the seat
+    had seen it on the page; no row is about its seat's own act; each mail asking about a
+    card names the card, who played it, on whose card, and what the deadline does."""
+    with _pg(stack) as conn:
+        rows = conn.execute(
+            "SELECT seat_index, kind, seq, email_state, body FROM notifications"
+            " WHERE game_id = %s AND seat_index >= 0",
+            (gid,),
+        ).fetchall()
+    closed = [seq for seq, e in enumerate(events, 1) if e.type == "deal_closed"]
+    assert closed
+    for seq in closed:
+        told = {
+            (seat, state)
+            for seat, kind, at, state, _b in rows
+            if kind == "deal_closed" and at == seq
+        }
+        assert {seat for seat, _state in told} == set(range(5)), (seq, told)
+        line = _english(events[seq - 1], NAMES, 0)
+        assert "M" in line.rsplit(":", 1)[1]  # the payouts, in M
+    for seat in range(5):
+        deals = [m for m in mails if m.to == EMAILS[seat] and "Deal closed on space" in m.text]
+        sent = [r for r in rows if r[0] == seat and r[1] == "deal_closed" and r[3] == "sent"]
+        assert bool(deals) == bool(sent), seat
+    for seat, kind, seq, _state, body in rows:
+        event = events[seq - 1]
+        if "message" in body and kind not in ("deal_closed", "game_over"):
+            assert not (event.by == seat and not event.data.get("order")), (seat, kind, event)
+    asking = [m for m in mails if "a card waits for your answer" in m.subject]
+    assert asking, "no card ever waited for an answer"
+    for mail in asking:
+        text = " ".join(mail.text.split())
+        assert "If you do not answer in time, you let it happen." in text, text
+        assert re.search(rf"({'|'.join(NAMES)}) plays ", text), text
+        assert " of " in text or "boss card" in text, text  # on whose card, or a boss card
+
+
 def _pg(stack: Stack) -> psycopg.Connection:
     return psycopg.connect(stack.pg_url.replace("postgresql+psycopg://", "postgresql://"))
 
@@ -675,8 +723,8 @@ def _check_mails(
         if event.type == "cards_drawn":
             held[event.data["seat"]] |= {CARD_NAMES[c] for c in event.data["cards"]}
         for owner in range(5):
-            mine = describe(event, NAMES, owner)
-            if any(describe(event, NAMES, other) != mine for other in range(5) if other != owner):
+            mine = _english(event, NAMES, owner)
+            if any(_english(event, NAMES, other) != mine for other in range(5) if other != owner):
                 private.append((owner, mine))
     ids = Counter(str(m.message["Message-ID"]) for m in mails)
     assert all(n == 1 for n in ids.values()), "two emails share a Message-ID"

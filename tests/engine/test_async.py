@@ -30,7 +30,7 @@ from imtheboss.engine.board import default_board
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
-from imtheboss.engine.options import OptionsError
+from imtheboss.engine.options import Options, OptionsError
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import apply_in_place, format_time, replay
 from imtheboss.engine.views import next_deadline, redact_event, snapshot, view
@@ -109,6 +109,9 @@ def test_a1_window_lengths_are_validated():
         options(windows={"lunch": 60})
     with pytest.raises(OptionsError):
         options(windows={"turn": 0})
+    for not_an_object in ([], None, 0, ""):
+        with pytest.raises(OptionsError):
+            Options.from_json({"windows": not_an_object})
     assert options(windows={"stop": 60}).window("stop").total_seconds() == 60
 
 

@@ -13,6 +13,7 @@ import pytest
 from helpers_async import FLAT_BOARD, T0, Table, allow_all, flat_board, of_type, types
 from imtheboss.engine.orders import RECOMMENDED, Orders, OrdersError
 from imtheboss.engine.settle import aimed_at, involved
+from imtheboss.engine.simulate import SimulationError, simulate
 from imtheboss.engine.views import redact_event, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
@@ -68,9 +69,13 @@ def test_a10_orders_round_trip_and_refuse_nonsense():
         {"turn": {"in_place": {"when": "fill", "k": 9}, "after_roll": {"when": "never"}}},
         {"sleep": True},
         [],
+        *({key: value} for key in ("prices", "boss") for value in ([], 0, False, "")),
+        {"boss": {"limits": []}},
+        {"turn": {"in_place": {"when": "always", "k": 3}, "after_roll": {"when": "never"}}},
     ):
         with pytest.raises(OrdersError):
             Orders.from_json(bad)
+    assert Orders.from_json({"prices": None, "boss": {"limits": None}}) == Orders()
     t = table()
     error = t.refused(1, "orders", "bad_command", {"orders": {"stop": "maybe"}})
     assert error.rule == "A10" and "stop" in error.message
@@ -395,3 +400,19 @@ def test_a11_the_proxy_counters_terms_under_its_price_at_once():
     evs = t.do(0, "accept", {"with": 1, "letter": "D", "price": {"cash": 1}})
     assert (1, "D") in t.state.deal.agreements
     assert t.replayed() == t.state
+
+
+def test_a11_with_every_seat_away_turns_wait_for_their_deadlines():
+    """A11: a game every seat has left does not loop: once all seats are played for, each
+    command (a timeout) plays one turn (A5), not turn after turn up to the settle cap."""
+    sizes: list[int] = []
+    with pytest.raises(SimulationError):  # nobody plays: the game does not end
+        simulate(
+            4,
+            7,
+            idle_seats=frozenset(range(4)),
+            proxy_hours=1,
+            max_commands=300,
+            observer=lambda _s, _c, events: sizes.append(len(events)),
+        )
+    assert len(sizes) == 300 and max(sizes) <= 20

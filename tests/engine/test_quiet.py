@@ -78,13 +78,30 @@ def test_a12_stop_windows_and_last_calls_wait_for_the_nights_of_those_they_wait_
     assert t.state.pending.window.deadline == T0 + timedelta(hours=31)
 
 
+HOST_FILES = ("localtime", "Factory", "posixrules", "posix/UTC", "right/UTC", "/etc/localtime")
+
+
+def test_a12_nights_that_cover_the_day_hold_a_deadline_a_day_at_most():
+    """A12: two seats whose nights (12 h each) cover the whole day cannot hold a window for
+    days: the deadline moves by at most 24 hours."""
+    day = {"start": "07:00", "end": "19:00", "zone": "UTC"}
+    night = {"start": "19:00", "end": "07:00", "zone": "UTC"}
+    due = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+    assert adjust(due, [day, night], [0, 1]) == due + timedelta(hours=24)
+    assert adjust(due, [day, night], [0]) == datetime(2026, 1, 1, 19, 0, tzinfo=UTC)
+
+
 def test_a12_bad_nights_are_refused():
-    """A12: a night is two different times and a known zone; ``null`` clears it."""
+    """A12: a night is two different times at most 12 hours apart and the zone of a place
+    (not one of the host's files); ``null`` clears it."""
     t = table()
     for bad in (
         {"start": "23:00", "end": "23:00", "zone": "UTC"},
         {"start": "25:00", "end": "07:00", "zone": "UTC"},
         {"start": "23:00", "end": "07:00", "zone": "Mars/Olympus"},
+        {"start": "00:01", "end": "00:00", "zone": "UTC"},  # 23 h 59 min: longer than 12 h
+        {"start": "18:59", "end": "07:00", "zone": "UTC"},
+        *({"start": "23:00", "end": "07:00", "zone": z} for z in HOST_FILES),
         {"start": "23:00", "end": "07:00"},
         "23-07",
     ):

@@ -693,6 +693,7 @@ NEW_GAME = {
         ("negotiation_hours", "-Infinity"),
         ("turn_hours", "sNaN"),
         ("turn_hours", "1e999"),
+        ("proxy_hours", "9" * 400),
         ("players-0-name", "Amy\x00"),
         ("players-1-email", "bill\x00@example.org"),
         ("players-1-email", "Bill <bill@example.org>"),

@@ -48,6 +48,7 @@ from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
+from imtheboss.web import story
 from imtheboss.web.display import card_text
 from imtheboss.web.models import EventRecord, Notification, db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
@@ -314,16 +315,13 @@ def check_page_text(
         if over:
             assert SEED in page  # the check string is the seed: the end reveals it (A9)
     if viewer is not None:
-        with table.app.app_context():
-            texts = (
-                db.session.execute(
-                    select(Notification.text)
-                    .where(Notification.game_id == gid, Notification.seat_index == viewer)
-                    .order_by(Notification.id.desc())
-                )
-                .scalars()
-                .all()
-            )
+        with table.app.test_request_context():
+            rows = db.session.execute(
+                select(Notification)
+                .where(Notification.game_id == gid, Notification.seat_index == viewer)
+                .order_by(Notification.id.desc())
+            ).scalars()
+            texts = [story.row_text(row, list(state.players)) for row in rows]
         inbox = seen[f"/g/{gid}/inbox"]
         shown = [
             html.unescape(x.strip())

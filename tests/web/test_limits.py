@@ -173,6 +173,35 @@ def test_chat_per_seat(app, client) -> None:
 
 
 @pytest.mark.parametrize(
+    "app_config", [{"RATELIMIT_ENABLED": True, "RATELIMIT_COMMANDS": "5 per minute"}]
+)
+def test_commands_per_seat(app, client) -> None:
+    """Cheap commands (orders set again and again) are counted per seat too: past the limit
+    a 429 in plain words, and nothing written; another seat keeps its own count."""
+    with app.app_context():
+        created = create_game("Flood", PLAYERS)
+    gid, tokens = created.game_id, created.seat_tokens
+    api = Api(client, gid)
+    orders = {"do": "orders", "orders": {"stop": "allow"}}
+    answers = [api.send(tokens[0], orders, f"o{i}").status_code for i in range(7)]
+    assert answers == [201] * 5 + [429] * 2
+    _refused(
+        client.post(
+            f"/api/games/{gid}/commands",
+            json={"command": orders, "idempotency_key": "o9"},
+            headers={"Authorization": f"Bearer {tokens[0]}"},
+        ),
+        "Too many moves",
+    )
+    with app.app_context():
+        mine = db.session.execute(
+            select(EventRecord.id).where(EventRecord.game_id == gid, EventRecord.seat == 0)
+        ).all()
+    assert len(mine) == 5
+    assert api.send(tokens[1], orders, "b0").status_code == 201
+
+
+@pytest.mark.parametrize(
     "app_config", [{"RATELIMIT_ENABLED": True, "RATELIMIT_BAD_SECRETS": "4 per hour"}]
 )
 @pytest.mark.parametrize("kind", ["seat link", "admin link", "mailed link", "bearer token"])

@@ -15,7 +15,7 @@ from helpers_migrations import AT, MIGRATIONS, insert_game, migration_app
 from imtheboss.web.models import db
 from sqlalchemy import text
 
-BEFORE = "5c3e1f7a9b2d"  # the revision before the partial indexes
+BEFORE = "8d4b2a6c1e3f"  # the revision before the partial indexes
 NEW = {"ix_deadlines_open_due", "ix_deadlines_open_remind"}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers_organiser import csrf_of
 from imtheboss.engine.orders import RECOMMENDED
 from imtheboss.web.models import EventRecord, db
@@ -218,7 +219,7 @@ def test_a10_a_seat_reads_which_events_its_orders_made(app):
     """A10: an event an order made says so in its seat's own history and notices; another
     seat reads the same line without the mark. A11: the proxy's acts say the server made them."""
     from imtheboss.engine.events import Event
-    from imtheboss.web.display import event_line
+    from imtheboss.web.story import line
 
     names = ["Amy", "Bill", "Cy"]
     answered = Event(
@@ -228,7 +229,85 @@ def test_a10_a_seat_reads_which_events_its_orders_made(app):
         "die_rolled", {"seat": 2, "purpose": "move", "value": 3, "space": 7, "proxy": True}
     )
     with app.test_request_context():
-        own, other = event_line(answered, names, 1), event_line(answered, names, 0)
+        own, other = line(answered, names, 1), line(answered, names, 0)
         assert own.endswith("by your standing orders") and own.startswith(other)
         assert "standing orders" not in other
-        assert event_line(rolled, names, 0).endswith("for a player away too long")
+        assert line(rolled, names, 0).endswith("for a player away too long")
+
+
+@pytest.mark.parametrize("field", ["price_D", "limit"])
+def test_a10_a_huge_number_on_the_orders_page_is_refused_plainly(app, field):
+    """A 400-digit price or limit gets the form back with a message (400), not a server
+    error, and the seat's orders stay as they were."""
+    gid, tokens = _game(app)
+    bill = _signed_in(app, gid, tokens[1])
+    page = bill.get(f"/g/{gid}/orders").get_data(as_text=True)
+    before = _state(app, gid).orders[1]
+    data = {**ORDERS_FORM, field: "9" * 400, "csrf_token": csrf_of(page)}
+    answer = bill.post(f"/g/{gid}/orders", data=data)
+    assert answer.status_code == 400
+    assert _state(app, gid).orders[1] == before
+
+
+def test_a10_saving_the_orders_page_keeps_what_it_cannot_show(app):
+    """A10: orders set through the API with a price in shares, a boss limit for one letter and
+    pre-move conditions of k = 1 and 5 come back unchanged when the seat saves its orders page
+    untouched."""
+    from imtheboss.web.service import submit
+
+    gid, tokens = _game(app)
+    orders = {
+        "stop": "allow",
+        "last_call": "pass",
+        "prices": {"C": {"shares": 2}, "D": {"cash": 3}},
+        "boss": {"limits": {"C": 5, "D": 1, "*": 2}, "close": True},
+        "turn": {"in_place": {"when": "fill", "k": 1}, "after_roll": {"when": "fill", "k": 5}},
+    }
+    with app.app_context():
+        submit(gid, 1, {"do": "orders", "orders": orders}, "api-orders")
+    before = _state(app, gid).orders[1]
+    bill = _signed_in(app, gid, tokens[1])
+    page = bill.get(f"/g/{gid}/orders").get_data(as_text=True)
+    fields = dict(re.findall(r'<input[^>]*name="(price_\w|limit)"[^>]*value="([^"]*)"', page))
+    data = {"stop": "allow", "last_call": "pass", "close": "y", "turn": "premove"}
+    data.update(in_place="fill1", after_roll="fill5", csrf_token=csrf_of(page), **fields)
+    assert bill.post(f"/g/{gid}/orders", data=data).status_code == 303
+    assert _state(app, gid).orders[1] == before
+
+
+def test_a10_a_deal_that_orders_play_through_in_one_command_is_told_as_it_went(app):
+    """A10: the boss opens a deal and the orders play it through in the same command (the
+    provider's posted price, the boss's limit accepting it, the close, the last call passed).
+    The outbox reads each event in the state it made: the boss hears of the terms and of the
+    agreement, though the deal is over when the command ends."""
+    from helpers_deal import PLAYERS as DEAL_PLAYERS
+    from helpers_deal import find_setup
+    from imtheboss.web.models import Notification
+    from imtheboss.web.service import submit
+
+    s = find_setup()
+    with app.app_context():
+        created = create_game("Cascade", DEAL_PLAYERS, seed=s.seed, starting_orders="none")
+        gid = created.game_id
+        pass_all = {"last_call": "pass", "stop": "allow"}
+        submit(
+            gid,
+            s.provider,
+            {"do": "orders", "orders": {**pass_all, "prices": {s.letter: {"cash": 2}}}},
+            "p",
+        )
+        submit(gid, s.traveller, {"do": "orders", "orders": pass_all}, "t")
+        boss = {**pass_all, "boss": {"limits": {"*": 3}, "close": True}}
+        submit(gid, s.boss, {"do": "orders", "orders": boss}, "b")
+        submit(gid, s.boss, {"do": "place_marker", "space": s.space}, "m")
+        result = submit(gid, s.boss, {"do": "open_deal"}, "d")
+        types = [e.type for _seq, e in result.events]
+        assert "terms_set" in types and "agreement_made" in types and "deal_closed" in types
+        kinds = {
+            (n.seat_index, n.kind)
+            for n in db.session.execute(
+                select(Notification).where(Notification.game_id == gid)
+            ).scalars()
+        }
+    assert (s.boss, "offer") in kinds and (s.boss, "agreement") in kinds
+    assert (s.provider, "agreement") in kinds

@@ -28,9 +28,9 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
-from imtheboss.web import queue
+from imtheboss.web import queue, story
 from imtheboss.web.models import Notification, db
-from imtheboss.web.service import create_game
+from imtheboss.web.service import create_game, seats_of
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -53,9 +53,15 @@ def backdate(game_id: str, column: str, minutes: int) -> None:
     db.session.commit()
 
 
-def carried(mail: EmailMessage, row: Notification) -> bool:
-    """Whether ``mail`` tells about ``row`` (its plain part lists each row's text on a line)."""
-    return f"- {row.text}" in mail.get_body(("plain",)).get_content().splitlines()
+def carried(mail: EmailMessage, line: str) -> bool:
+    """Whether ``mail`` tells ``line`` (its plain part lists each row's line)."""
+    return f"- {line}" in mail.get_body(("plain",)).get_content().splitlines()
+
+
+def said(app, row: Notification) -> str:
+    """The line the mail gives ``row`` (English, as the players of this test read it)."""
+    with app.test_request_context():
+        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)])
 
 
 class Killer(threading.Thread):
@@ -128,7 +134,8 @@ def test_killed_database_connections_never_send_a_mail_twice(quiet_app, pg_url, 
     for title, row in final:
         address = players(f"once{title.split()[1]}", 4)[row.seat_index][1]
         mails = [m for m in smtp.about(title) if str(m["To"]) == address]
-        told[row.id] = sum(carried(m, row) for m in mails)
+        line = said(quiet_app, row)
+        told[row.id] = sum(carried(m, line) for m in mails)
     twice = {row.id: told[row.id] for _, row in final if told[row.id] > 1}
     assert not twice, f"{len(twice)} of {len(final)} rows were mailed more than once: {twice}"
     unsent = [row.id for _, row in final if row.email_state == "sent" and told[row.id] != 1]

@@ -1,7 +1,7 @@
 """deadlines and mail found by partial indexes (open deadlines, reminder times, unsettled mail)
 
 Revision ID: 8d4f2b6a1c3e
-Revises: 5c3e1f7a9b2d
+Revises: 8d4b2a6c1e3f
 Create Date: 2026-12-01 12:30:00.000000
 
 The deadline workers claim due deadlines in batches (``due_at`` of the open rows), the sweep
@@ -18,7 +18,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "8d4f2b6a1c3e"
-down_revision = "5c3e1f7a9b2d"
+down_revision = "8d4b2a6c1e3f"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,299 @@
+"""Messages (``imtheboss.engine.history.Message``) in the reader's language and time zone: the
+lines of the history, the notices after a move, the inbox and the mail.
+
+``render(msg, players, tz)`` fills the message's sentence in the current Flask-Babel locale (a
+request's, or ``force_locale`` for mail and the command line); each parameter is turned into
+words by its kind: seats into names, cards and letters into named investors (Cashman (C)),
+prices into M or shares, times into the reader's zone. No card id, window id, error code or
+rule id is ever shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from babel.lists import format_list
+from flask import Flask, has_app_context
+from flask_babel import Babel, force_locale, get_locale, lazy_gettext, ngettext
+from flask_babel import gettext as _
+from imtheboss.engine.events import Event
+from imtheboss.engine.history import Message, message
+from imtheboss.web import display
+
+TEXTS: dict[str, Any] = {
+    "game_started": lazy_gettext(
+        "The game starts for %(players)s. Investor cards: %(holdings)s; side pool: %(side_pool)s."
+        " %(player)s plays first. Seed hash %(hash)s…"
+    ),
+    "marker": lazy_gettext("%(player)s places the marker on space %(space)s"),
+    "marker_for": lazy_gettext(
+        "%(player)s's turn ran out: the server placed the marker on space %(space)s for them"
+    ),
+    "rolled": lazy_gettext("%(player)s rolls %(value)s: the marker moves to space %(space)s"),
+    "rolled_for": lazy_gettext(
+        "The server rolled for %(player)s (their turn ran out): %(value)s, the marker moves to"
+        " space %(space)s"
+    ),
+    "end_roll": lazy_gettext("End roll for %(player)s: %(value)s"),
+    "reshuffled": lazy_gettext("The discard pile is shuffled into a new draw pile of %(count)s"),
+    "drew": lazy_gettext("%(player)s draws %(cards)s"),
+    "drew_for": lazy_gettext("The server drew %(cards)s for %(player)s (their turn ran out)"),
+    "discard_step": lazy_gettext("Hands above the limit must discard: %(owed)s"),
+    "discarded": lazy_gettext("%(player)s discards %(cards)s"),
+    "discarded_for": lazy_gettext(
+        "Time ran out: the server discarded %(cards)s for %(player)s (the newest cards)"
+    ),
+    "turn": lazy_gettext("%(player)s's turn"),
+    "turn_must_deal": lazy_gettext("%(player)s's turn (they must open a deal)"),
+    "deal_opened": lazy_gettext('%(boss)s opens a deal on space %(space)s: "Let\'s make a deal!"'),
+    "deal_opened_for": lazy_gettext(
+        "The server opened the deal on space %(space)s that %(boss)s had to open"
+    ),
+    "family": lazy_gettext("%(player)s plays %(card)s"),
+    "offer": lazy_gettext("%(provider)s offers %(card)s for %(price)s"),
+    "proposal": lazy_gettext("The boss proposes %(price)s to %(provider)s for %(card)s"),
+    "terms_rejected": lazy_gettext("The terms of %(provider)s for %(letter)s were rejected"),
+    "terms_withdrawn": lazy_gettext("%(provider)s withdraws the terms for %(letter)s"),
+    "terms_lapsed": lazy_gettext(
+        "The terms of %(provider)s for %(letter)s lapsed: they no longer fit the deal"
+    ),
+    "agreement": lazy_gettext("Agreement: %(provider)s gets %(price)s for %(card)s"),
+    "played_boss": lazy_gettext(
+        '%(player)s plays a boss card: "I\'m the Boss!" Anyone may stop it until its window ends'
+    ),
+    "played_recruit_on": lazy_gettext(
+        "%(player)s plays three recruit cards on %(card)s of %(owner)s"
+    ),
+    "played_card_on": lazy_gettext("%(player)s plays %(cards)s on %(card)s of %(owner)s"),
+    "answered_allow": lazy_gettext("%(player)s lets it happen"),
+    "answered_pass": lazy_gettext("%(player)s passes"),
+    "stopped": lazy_gettext("%(player)s plays a stop card: the pending card is cancelled"),
+    "new_boss": lazy_gettext("%(player)s is the boss now"),
+    "card_took_effect": lazy_gettext("The %(kind)s of %(player)s takes effect"),
+    "close_called": lazy_gettext(
+        "%(boss)s calls the deal closed: last call for cards before it closes"
+    ),
+    "negotiation_expired": lazy_gettext("The time for negotiating has run out"),
+    "timed_out_stop": lazy_gettext(
+        "Time is up for the card: it takes effect (no answer from %(players)s)"
+    ),
+    "timed_out_last_call": lazy_gettext(
+        "The last call is over: the deal closes (no answer from %(players)s)"
+    ),
+    "timed_out_negotiation": lazy_gettext("The negotiation ran out of time"),
+    "timed_out_discard": lazy_gettext("Time to discard ran out for %(players)s"),
+    "timed_out_turn": lazy_gettext("The turn of %(players)s ran out"),
+    "deal_closed": lazy_gettext(
+        "Deal closed on space %(space)s (tile %(tile)s, proceeds %(proceeds)s M): %(payments)s"
+    ),
+    "deal_failed": lazy_gettext("The deal of %(boss)s on space %(space)s failed: %(reason)s"),
+    "game_over": lazy_gettext("Game over (%(reason)s): %(money)s. The winner: %(players)s"),
+    "game_over_shared": lazy_gettext(
+        "Game over (%(reason)s): %(money)s. A shared win: %(players)s"
+    ),
+    "extended": lazy_gettext(
+        "Every open deadline moves %(minutes)s minutes later (the game was paused)"
+    ),
+    "away": lazy_gettext("%(player)s is away: windows do not wait for them"),
+    "back": lazy_gettext("%(player)s is back"),
+    "chat": lazy_gettext("%(player)s: %(text)s"),
+    "orders_set": lazy_gettext("Your standing orders changed"),
+    "private": lazy_gettext("(something private to another player)"),
+    "no_night": lazy_gettext("%(player)s names no night: windows may run out at any hour"),
+    "night": lazy_gettext("%(player)s's night: %(start)s to %(end)s (%(zone)s)"),
+    "proxy_scheduled": lazy_gettext(
+        "If %(player)s stays away, the server plays for them from %(time)s"
+    ),
+    "proxy_started": lazy_gettext(
+        "%(player)s has been away too long: the server plays for them until they are back"
+    ),
+    "unknown": lazy_gettext("Something happened in the game"),
+}
+"""The sentence of every message id ``imtheboss.engine.history.message`` makes."""
+
+END_REASONS = {
+    "last_tile": lazy_gettext("the last deal tile was taken"),
+    "end_sum": lazy_gettext("the end numbers add up"),
+    "end_roll": lazy_gettext("the end roll ended it"),
+}
+
+EFFECT_KINDS = {
+    "travel": lazy_gettext("travel card"),
+    "recruit": lazy_gettext("recruit cards"),
+    "boss": lazy_gettext("boss card"),
+}
+
+KIND_TEXTS = {
+    "invited": lazy_gettext("You are invited to play I'm the Boss! as %(name)s"),
+    "your_turn": lazy_gettext("It is your turn"),
+    "your_turn_at": lazy_gettext("It is your turn: the marker stands on space %(space)s."),
+    "place_marker": lazy_gettext("Place the marker to start the game"),
+    "discard": lazy_gettext("Discard down to your hand limit"),
+    "stop": lazy_gettext(
+        "A card waits for your answer: stop it or let it happen. If you do not answer in time,"
+        " you let it happen."
+    ),
+    "last_call": lazy_gettext(
+        "Last call: pass or play a card before the deal closes. If you do not answer in time,"
+        " you pass."
+    ),
+    "reminder": lazy_gettext("Reminder: your answer is due soon"),
+}
+"""The sentence of outbox rows whose kind says it all (``imtheboss.web.notify``)."""
+
+SEATS = ("player", "boss", "provider")
+
+
+def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
+    """``msg`` as one line in the current locale, times in zone ``tz``."""
+    params = {key: _word(key, value, players, tz) for key, value in msg.params.items()}
+    text = str(TEXTS.get(msg.id, TEXTS["unknown"])) % params
+    if msg.by_order:
+        return text + " · " + _("by your standing orders")
+    if msg.by_proxy:
+        return text + " · " + _("played by the server for a player away too long")
+    return text
+
+
+def row_text(row: Any, players: list[str], tz: str = "UTC") -> str:
+    """An outbox row (``Notification``) in the current locale: its message, else its kind's
+    sentence, else (rows written before messages were stored) the text it was written with."""
+    said = (row.body or {}).get("message")
+    if said:
+        return render(Message.from_json(said), players, tz)
+    body = row.body or {}
+    kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
+    sentence = KIND_TEXTS.get(kind)
+    if sentence is None:
+        return row.text
+    name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
+    text = str(sentence) % {"name": name, "space": body.get("space")}
+    asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
+    if not asked:
+        return text
+    return _("%(done)s. %(asked)s", done=render(Message.from_json(asked), players, tz), asked=text)
+
+
+def line(event: Event, players: list[str], seat: int | None, tz: str = "UTC") -> str:
+    """``event`` as ``seat`` may read it (A8, A10), rendered."""
+    return render(message(event, seat), players, tz)
+
+
+def _word(key: str, value: Any, players: list[str], tz: str) -> str:
+    if key in SEATS:
+        return players[value] if isinstance(value, int) else _("the server")
+    if key == "owner":
+        return players[value] if isinstance(value, int) else _("the side pool")
+    if key == "players":
+        return _names([players[s] for s in value]) if value else _("nobody")
+    if key in ("card", "letter"):
+        return card_words(value)
+    if key == "cards":
+        return _cards(value)
+    if key == "price":
+        return display.price_text(value)
+    return _special(key, value, players, tz)
+
+
+def _special(key: str, value: Any, players: list[str], tz: str) -> str:
+    if key == "holdings":
+        return _("; ").join(
+            _("%(name)s: %(letters)s", name=players[s], letters=_letters(ls)) for s, ls in value
+        )
+    if key == "side_pool":
+        return _letters(value) if value else _("empty")
+    if key in ("owed", "money", "payments"):
+        return _names([players[s] + " " + _amount(key, n) for s, n in value])
+    if key == "time":
+        return display.local_time(value, tz)
+    if key == "reason":
+        found = END_REASONS.get(value) or display.FAIL_REASONS.get(value)
+        return str(found) if found is not None else str(value)
+    if key == "kind":
+        return str(EFFECT_KINDS.get(value, value))
+    if key == "count":
+        return ngettext("%(num)d card", "%(num)d cards", value)
+    return str(value)
+
+
+def _amount(key: str, n: int) -> str:
+    if key == "money":
+        return _("%(num)d M", num=n)
+    if key == "payments":
+        return _("%(num)+d M", num=n)
+    return str(n)  # cards owed
+
+
+def _names(items: list[str]) -> str:
+    return format_list(items, locale=get_locale()) if items else ""
+
+
+def _letters(letters: list[str]) -> str:
+    return _names([_investor(x) for x in letters]) or _("none")
+
+
+def _investor(letter: str) -> str:
+    return _("%(name)s (%(letter)s)", name=display.INVESTOR_NAMES[letter], letter=letter)
+
+
+def card_words(name: str | None) -> str:
+    """A card name (``investor:C``, ``family:W``, ``travel:*``...) or an investor letter in
+    words, with the investor's name; ``None`` (R4.5) is "no card"."""
+    if name is None:
+        return _("no card")
+    kind, _sep, letter = name.partition(":")
+    if not _sep:  # a letter, or a card of no letter (recruit, boss, stop)
+        return _investor(name) if name in display.INVESTOR_NAMES else display.card_text(name)
+    investor = display.INVESTOR_NAMES.get(letter)
+    if kind == "investor" and investor is not None:
+        return _investor(letter)
+    if kind == "family" and investor is not None:
+        return _("the %(name)s family card (%(letter)s)", name=investor, letter=letter)
+    if kind == "travel" and investor is not None:
+        return _("a travel card for %(name)s (%(letter)s)", name=investor, letter=letter)
+    return display.card_text(name)
+
+
+def _cards(value: Any) -> str:
+    if isinstance(value, int):
+        return ngettext("%(num)d card", "%(num)d cards", value)
+    return _names([card_words(c) for c in value]) or _("nothing")
+
+
+@contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Render in ``lang`` (``en``, ``zh_Hans``, ``zh_Hant``) inside the block: the app's own
+    context when there is one (mail), else a bare app with the catalogs (the command line)."""
+    if has_app_context():
+        with force_locale(lang):
+            yield
+        return
+    app = Flask("imtheboss.story")
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(Path(__file__).parent / "translations")
+    Babel(app)
+    with app.app_context(), force_locale(lang):
+        yield
+
+
+def simulation_log(
+    events: list[Event], players: list[str], money: list[int], winners: list[int]
+) -> list[str]:
+    """``simulate``'s readable log (every event as a spectator reads it), then the final
+    scores, in the current locale."""
+    lines = [line(event, players, None) for event in events]
+    deals = sum(1 for e in events if e.type == "deal_closed")
+    lines += [
+        "",
+        _(
+            "Final scores after %(deals)d closed deals and %(events)d events:",
+            deals=deals,
+            events=len(events),
+        ),
+    ]
+    for seat in sorted(range(len(players)), key=lambda i: -money[i]):
+        mark = "  " + _("(winner)") if seat in winners else ""
+        lines.append(f"  {players[seat]:<8} " + _("%(num)d M", num=money[seat]) + mark)
+    return lines
