@@ -265,3 +265,4 @@ def test_a_hanging_smtp_server_never_delays_a_deadline(app, smtp, worker):
     for mail_task in ("deliver", "deliver_many", "send_batch", "game_changed", "remind"):
         assert f"tasks.{mail_task}[" not in deadlines_log
     assert "tasks.deliver[" in worker.log_since(mark, "worker")
+    assert "firing thread" not in worker.log_since(None, "worker")  # -Q mail: none fires
