@@ -76,8 +76,9 @@ class Checker:
         # Money only from proceeds (R6.2), never negative (R4.4).
         assert sum(state.money) == self.proceeds
         assert min(state.money) >= 0
-        # R6.6 hand limit outside the discard step.
-        if not in_discard_step(state) and state.phase != "closing":
+        # R6.6 hand limit outside the discard step (a game that ends with a deal never comes
+        # to the discard step that would follow it).
+        if not in_discard_step(state) and state.phase not in ("closing", "game_over"):
             limit = state.hand_limit()
             assert all(len(h) <= limit for h in state.hands), [len(h) for h in state.hands]
         assert state.deals_closed <= 15
