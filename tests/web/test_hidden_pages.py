@@ -42,6 +42,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from helpers_bots import Hoarder
 from helpers_orders import random_orders_json
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
@@ -69,19 +70,6 @@ PHASES = {
 }
 MAX_COMMANDS = 3000
 SECRET_EVENTS = ("game_started", "cards_drawn", "pile_reshuffled", "orders_set")
-
-
-class Hoarder(SensibleBot):
-    """A SensibleBot that always rolls and draws on its turn, so its hand grows past the limit
-    and the game visits the discard phase (R6.6)."""
-
-    def choose(self, state: GameState, seat: int, legal: list[dict[str, Any]], rng: random.Random):
-        if state.active == seat and state.phase in ("turn_start", "after_roll"):
-            for do in ("roll", "draw"):
-                found = [c for c in legal if c["do"] == do]
-                if found:
-                    return found[0]
-        return super().choose(state, seat, legal, rng)
 
 
 @dataclass
@@ -269,7 +257,7 @@ def fetch(table: Table, viewer: int | None, wanted: list[str]) -> dict[str, Any]
 
 
 def _cells(row_html: str) -> list[str]:
-    cells = re.findall(r"<td>(.*?)</td>", row_html, re.S)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row_html, re.S)
     return [html.unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in cells]
 
 

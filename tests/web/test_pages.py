@@ -277,7 +277,7 @@ def test_play_a_deal_through_the_pages(app, game) -> None:
     assert timeline.status_code == 200
     for expected in ("Payouts", "stopped it", "passed", "Agreement", "The boss proposes", "offers"):
         assert expected in text, expected
-    assert f"{NAMES[s.provider]}</td><td>+2 M" in text
+    assert f'{NAMES[s.provider]}</td><td class="num">+2 M' in text
     assert provider.get(f"/g/{gid}/deals/2").status_code == 404
     history = provider.get(f"/g/{gid}/history")
     assert history.status_code == 200 and "Deal closed on space" in history.text
