@@ -55,6 +55,21 @@ def local_time(value: datetime | str | None, tz: str) -> str:
     )
 
 
+def page_time(value: datetime | str | None, tz: str) -> str:
+    """``local_time`` followed by the zone as its offset from UTC (``Sun 2026-03-01 17:00
+    UTC+8``, ``UTC`` itself, ``UTC-3:30``): what the pages show, so that a time read on a
+    phone in another zone is not taken for local."""
+    if value is None:
+        return ""
+    offset = when(value).astimezone(zone(tz)).utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds()) // 60
+    label = "UTC"
+    if minutes:
+        hours, rest = divmod(abs(minutes), 60)
+        label += ("+" if minutes > 0 else "-") + str(hours) + (f":{rest:02d}" if rest else "")
+    return f"{local_time(value, tz)} {label}"
+
+
 def time_left(value: datetime | str | None, now: datetime) -> str:
     """How long until ``value`` (``in 5 hours``), or how long ago it passed, in the page's
     language."""
@@ -225,6 +240,7 @@ class CommandForm:
     count: int = 0
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
     style: str = ""
+    note: str = ""  # shown under the form (why a move beside it is missing)
 
 
 def public_command(cmd: dict[str, Any]) -> dict[str, Any]:

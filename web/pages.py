@@ -36,7 +36,7 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display, inputs, negotiations, story
+from imtheboss.web import LANGUAGES, decisions, display, inputs, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, client_address, command_spending, spending
@@ -84,7 +84,7 @@ def _page_globals() -> dict[str, Any]:
         "languages": LANGUAGES,
         "current_lang": str(get_locale() or "en"),
         "lang_url": _lang_url,
-        "local_time": display.local_time,
+        "local_time": display.page_time,  # with the zone: pages are read in many zones
         "card_text": display.card_text,
         "price_text": display.price_text,
     }
@@ -299,6 +299,8 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     forms: list = []
     if seat is not None and game.status == "active":
         forms = display.command_forms(legal_commands(state, seat), v, players)
+        for _key, _title, group in forms:
+            decisions.explain_missing_accepts(group, v, seat)
     chat: list[display.Row] = []
     if v["deal"] is not None:
         chat = [
@@ -334,6 +336,8 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
         wait_reasons=display.WAIT_REASONS,
         notices=[],
         error=None,
+        asked=decisions.asked_of(v, seat, players),
+        confirming=None,
     )
     return ctx
 
@@ -447,6 +451,10 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
+        if command["do"] in decisions.CONFIRM and request.form.get("confirmed") != "yes":
+            asking = _confirmation(gid, seat, command)
+            if asking is not None:
+                return asking
         with command_spending(gid, seat, command):
             result = submit(gid, seat, command, request.form.get("key", ""))
     except ServiceError as exc:
@@ -468,6 +476,24 @@ def act(gid: str) -> Any:
     for line in notices[:8]:  # the session cookie holds them: keep it small (a chat may be long)
         flash(line if len(line) <= 200 else line[:199] + "…")
     return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+def _confirmation(gid: str, seat: int, command: dict[str, Any]) -> str | None:
+    """The step before a move that cannot be taken back: the game page (or, for htmx, its live
+    part) asking "are you sure?" with what the move sets going, and the same command with the
+    same key to confirm. ``None`` when the command is not one of the seat's legal moves now:
+    it goes on to ``submit``, which refuses it with the usual message."""
+    ctx = _live_context(get_game(gid), seat, is_admin(gid))
+    found = [f for _key, _title, group in ctx["forms"] for f in group if f.cmd == command]
+    if not found:
+        return None
+    ctx["confirming"] = {
+        "cmd": command,
+        "key": request.form.get("key", ""),
+        "label": found[0].label,
+        "consequence": decisions.consequence(command),
+    }
+    return render_template("partials/live.html" if _htmx() else "confirm_move.html", **ctx)
 
 
 # -- negotiations and history ----------------------------------------------------------------

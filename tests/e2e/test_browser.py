@@ -81,6 +81,13 @@ class Player:
         assert self.page.evaluate("window.__samePage === true"), "the page was reloaded"
         expect(self.live.locator(".error-box")).to_have_count(0)
 
+    def confirm(self, button: Locator, shows: str) -> None:
+        """A move that asks first: its button brings the question into the live part (no page
+        load, and the live part stops polling meanwhile); "Yes, do it" makes the move."""
+        self.act(button, "Are you sure?")
+        assert self.live.get_attribute("hx-trigger") is None, "the question would be polled away"
+        self.act(self.live.locator("#confirm").get_by_role("button", name="Yes, do it"), shows)
+
     def form(self, kind: str, text: str) -> Locator:
         """The command form of kind ``kind`` (``offer``, ``propose``...) whose text has ``text``."""
         form = self.live.locator(f"form.cmd-{kind}", has_text=text)
@@ -203,7 +210,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
 
     # A travel card on the provider's investor; the stopper stops it in the stop window.
     traveller.refresh()
-    traveller.act(
+    traveller.confirm(
         traveller.live.get_by_role(
             "button", name=re.compile(rf"^Send investor {letter} on travel")
         ),
@@ -222,7 +229,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
 
     # The boss closes; the other two pass the last call; the deal closes.
     boss.refresh()
-    boss.act(
+    boss.confirm(
         boss.button("Close the deal (the others get a last call)"),
         f"{boss.name} calls the deal closed: last call",
     )

@@ -8,110 +8,21 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-from helpers_deal import NAMES, PLAYERS, find_setup
+from helpers_deal import NAMES, PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
+from helpers_pages import act, commands_on, count, form_for, forms_of, post
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import view
-from imtheboss.web.display import card_text
+from imtheboss.web.display import card_text, page_time
 from imtheboss.web.links import seat_link
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
-
-# -- reading pages ---------------------------------------------------------------------------
-
-
-class _Forms(HTMLParser):
-    """Collects every form: action, method and the values of its inputs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.forms: list[dict[str, Any]] = []
-        self.current: dict[str, Any] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form":
-            self.current = {"action": a.get("action"), "method": a.get("method"), "fields": {}}
-            self.forms.append(self.current)
-        elif tag in ("input", "select", "textarea", "button") and self.current is not None:
-            name = a.get("name")
-            if name and a.get("type") in ("hidden", None, "text", "number", "email"):
-                self.current["fields"].setdefault(name, a.get("value") or "")
-            if name and a.get("type") == "checkbox":
-                self.current["fields"].setdefault(f"{name}[]", []).append(a.get("value"))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form":
-            self.current = None
-
-
-def forms_of(html: str) -> list[dict[str, Any]]:
-    parser = _Forms()
-    parser.feed(html)
-    for form in parser.forms:
-        raw = form["fields"].get("cmd")
-        form["cmd"] = json.loads(raw) if raw else None
-    return parser.forms
-
-
-def commands_on(client, gid: str) -> list[dict[str, Any]]:
-    return [f["cmd"] for f in forms_of(client.get(f"/g/{gid}").text) if f["cmd"]]
-
-
-def form_for(client, gid: str, **match: Any) -> dict[str, Any]:
-    page = client.get(f"/g/{gid}")
-    assert page.status_code == 200
-    forms = [f for f in forms_of(page.text) if f["cmd"]]
-    for form in forms:
-        if all(form["cmd"].get(k) == v for k, v in match.items()):
-            return form
-    raise AssertionError(f"no form for {match}; the page offers {[f['cmd'] for f in forms]}")
-
-
-def act(client, gid: str, match: dict[str, Any], expect: int = 303, **inputs: Any):
-    """Post the game page's own form for the command matching ``match``."""
-    form = form_for(client, gid, **match)
-    data = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
-    data.update(inputs)
-    response = client.post(form["action"], data=data)
-    assert response.status_code == expect, response.text[:2000]
-    return response
-
-
-def post(client, url: str, token: str, **fields: Any):
-    """A POST with the session's CSRF token."""
-    return client.post(url, data={"csrf_token": token, **fields})
-
-
-def count(model) -> int:
-    return db.session.execute(select(func.count()).select_from(model)).scalar_one()
-
-
-# -- a game with a known deal ----------------------------------------------------------------
-
-
-@pytest.fixture
-def game(app):
-    """A 3-player game made by the service with a known seed; one signed-in client per seat."""
-    setup = find_setup()
-    with app.app_context():
-        created = create_game("Test deal", PLAYERS, seed=setup.seed)
-    clients = []
-    for token in created.seat_tokens:
-        client = app.test_client()
-        response = client.get(f"/g/{created.game_id}/s/{token}")
-        assert response.status_code == 303
-        assert response.headers["Location"].endswith(f"/g/{created.game_id}")
-        clients.append(client)
-    return created, setup, clients
-
 
 # -- tests -----------------------------------------------------------------------------------
 
@@ -319,8 +230,19 @@ def test_settings_save(app, game) -> None:
     with app.app_context():
         seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
         assert (seat.notify, seat.timezone) == ("must_act", "Asia/Shanghai")
-    # Times now show in that zone: the game started 09:00 UTC = 17:00 in Shanghai.
-    assert "17:00" in clients[0].get(f"/g/{gid}/history").text
+    # Times now show in that zone, which they name: the game started 09:00 UTC = 17:00 in
+    # Shanghai.
+    assert "17:00 UTC+8</time>" in clients[0].get(f"/g/{gid}/history").text
+    assert "09:00 UTC</time>" in clients[1].get(f"/g/{gid}/history").text
+
+
+def test_page_times_name_their_zone(app) -> None:
+    at = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    with app.test_request_context():
+        assert page_time(at, "UTC") == "Sun 2026-03-01 09:00 UTC"
+        assert page_time(at, "Asia/Kolkata") == "Sun 2026-03-01 14:30 UTC+5:30"
+        assert page_time(at.isoformat(), "America/St_Johns") == "Sun 2026-03-01 05:30 UTC-3:30"
+        assert page_time(None, "UTC") == ""
 
 
 def test_admin_pause_makes_act_refuse(app, game) -> None:
