@@ -35,7 +35,7 @@ from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
-from imtheboss.engine.views import legal_commands, view
+from imtheboss.engine.views import awaiting, legal_commands, view
 from imtheboss.web import LANGUAGES, decisions, display, inputs, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
@@ -596,7 +596,8 @@ NOTIFICATION_KINDS = {
 
 @bp.get("/g/<gid>/inbox")
 def inbox(gid: str) -> str:
-    """The seat's own notifications, newest first; unread ones highlighted."""
+    """The seat's own notifications, newest first, each a link to what it names; the rows
+    unread until now are highlighted, and showing them marks them read (not on ``HEAD``)."""
     game, seat, admin = _seat_only(gid)
     rows = (
         db.session.execute(
@@ -608,26 +609,59 @@ def inbox(gid: str) -> str:
         .scalars()
         .all()
     )
-    ctx = _frame(game, seat, admin)
-    ctx.update(rows=rows, icons=NOTIFICATION_KINDS, row_text=story.row_text)
-    return render_template("inbox.html", **ctx)
+    state = load_state(game)
+    ctx = _frame(game, seat, admin, state)
+    links = _inbox_links(game, state, seat, rows)
+    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=story.row_text)
+    page = render_template("inbox.html", **ctx)
+    if rows and request.method != "HEAD":
+        _mark_read(gid, seat, rows[0].id)
+    return page
 
 
-@bp.post("/g/<gid>/inbox/read")
-def inbox_read(gid: str) -> Response:
-    """Mark all of the seat's notifications read."""
-    _game, seat, _admin = _seat_only(gid)
+DEAL_NOTES = frozenset({"deal_opened", "offer", "agreement", "boss_changed"})
+DEAL_NOTES |= {"deal_closed", "deal_failed"}
+
+
+def _inbox_links(game: Game, state: GameState, seat: int, rows: list[Notification]) -> list[str]:
+    """Where each row leads: a window still waiting for the seat to its line on the game page,
+    news of a deal to its place in that negotiation's timeline, any other row with an event to
+    that event in the history, the rest to the game page."""
+    waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
+    negs = negotiations.rows_of(game.id)
+    out = []
+    for row in rows:
+        window = (row.body or {}).get("window")
+        number = next(
+            (n.number for n in reversed(negs) if n.first_seq <= row.seq <= (n.last_seq or row.seq)),
+            None,
+        )
+        if window in waiting:
+            out.append(url_for("pages.game_page", gid=game.id, _anchor=f"window-{window}"))
+        elif row.kind in DEAL_NOTES and number is not None:
+            out.append(url_for("pages.deal", gid=game.id, number=number, _anchor=f"ev-{row.seq}"))
+        elif row.seq and row.kind not in ("invited", "game_over"):
+            page = (game.last_seq - row.seq) // HISTORY_PAGE + 1
+            anchor = f"ev-{row.seq}"
+            out.append(url_for("pages.history", gid=game.id, page=page, _anchor=anchor))
+        else:
+            out.append(url_for("pages.game_page", gid=game.id))
+    return out
+
+
+def _mark_read(gid: str, seat: int, upto: int) -> None:
+    """Mark the seat's rows up to id ``upto`` read (rows written since stay new)."""
     db.session.execute(
         update(Notification)
         .where(
             Notification.game_id == gid,
             Notification.seat_index == seat,
+            Notification.id <= upto,
             Notification.read_at.is_(None),
         )
         .values(read_at=now_utc())
     )
     db.session.commit()
-    return redirect(url_for("pages.inbox", gid=gid), 303)
 
 
 @bp.route("/g/<gid>/settings", methods=["GET", "POST"])

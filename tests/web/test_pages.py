@@ -16,7 +16,7 @@ from helpers_deal import NAMES, PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
 from helpers_pages import act, commands_on, count, form_for, forms_of, post
 from imtheboss.engine.board import default_board
-from imtheboss.engine.views import view
+from imtheboss.engine.views import awaiting, view
 from imtheboss.web.display import card_text, page_time
 from imtheboss.web.links import seat_link
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
@@ -194,27 +194,41 @@ def test_play_a_deal_through_the_pages(app, game) -> None:
     assert history.status_code == 200 and "Deal closed on space" in history.text
 
 
-def test_inbox_shows_the_seats_own_rows(app, game) -> None:
+def test_inbox_shows_the_seats_own_rows_and_clears_when_seen(app, game) -> None:
+    """Each seat's inbox holds its own rows, each a link to what it names; showing the rows
+    marks them read (a HEAD does not), rows written later stay new."""
     created, s, clients = game
     gid = created.game_id
-    first = clients[s.boss].get(f"/g/{gid}/inbox")
-    assert "Place the marker to start the game" in first.text  # only the first player's row
-    other = clients[s.provider].get(f"/g/{gid}/inbox")
-    assert other.status_code == 200
-    assert "Place the marker" not in other.text and "You are invited" in other.text
-    assert 'class="note unread' in other.text
-    response = post(clients[s.provider], f"/g/{gid}/inbox/read", csrf_of(other.text))
-    assert response.status_code == 303
+    boss, provider = clients[s.boss], clients[s.provider]
+
+    def unread() -> set[int]:
+        with app.app_context():
+            query = select(Notification.seat_index).where(Notification.read_at.is_(None))
+            return set(db.session.execute(query).scalars())
+
+    assert boss.head(f"/g/{gid}/inbox").status_code == 200 and s.boss in unread()
+    first = boss.get(f"/g/{gid}/inbox").text
+    assert "Place the marker to start the game" in first  # only the first player's row
+    assert 'class="note unread' in first and "new since you last looked" in first
     with app.app_context():
-        unread = (
-            db.session.execute(
-                select(Notification.seat_index).where(Notification.read_at.is_(None))
-            )
-            .scalars()
-            .all()
-        )
-        assert s.provider not in unread and s.boss in unread
-    assert 'class="note unread' not in clients[s.provider].get(f"/g/{gid}/inbox").text
+        (mine,) = [a for a in awaiting(load_state(get_game(gid))) if a["seat"] == s.boss]
+    assert f'href="/g/{gid}#window-{mine["window"]}">Place the marker' in first
+    assert s.boss not in unread() and s.provider in unread()
+    other = provider.get(f"/g/{gid}/inbox").text
+    assert "Place the marker" not in other and "You are invited" in other
+    assert f'<a href="/g/{gid}">You are invited' in other
+    assert s.provider not in unread()
+    again = provider.get(f"/g/{gid}/inbox").text
+    assert 'class="note unread' not in again and "new since you last looked" not in again
+
+    act(boss, gid, {"do": "place_marker", "space": s.space})
+    act(boss, gid, {"do": "open_deal"})
+    page = boss.get(f"/g/{gid}/inbox").text  # the window answered: its event in the history
+    assert re.search(rf'href="/g/{gid}/history\?page=1#ev-\d+">Place the marker', page)
+    page = provider.get(f"/g/{gid}/inbox").text  # news of the deal: its negotiation's timeline
+    (seq,) = re.findall(rf'href="/g/{gid}/deals/1#ev-(\d+)"', page)
+    assert f'id="ev-{seq}"' in provider.get(f"/g/{gid}/deals/1").text
+    assert page.count('class="note unread') == 1  # only the row written since
 
 
 def test_settings_save(app, game) -> None:
