@@ -9,10 +9,13 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+from flask_babel import force_locale
 from helpers_deal import NAMES
 from helpers_pages import act, count, form_for, forms_of
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import awaiting
+from imtheboss.web.decisions import asked_of, consequence
 from imtheboss.web.models import CommandRecord, EventRecord
 from imtheboss.web.service import get_game, load_state
 
@@ -153,3 +156,29 @@ def test_a_missing_accept_says_why(app, game) -> None:
     page = boss.get(f"/g/{gid}").text
     assert "Accepting is not possible" not in page
     assert [f["cmd"]["do"] for f in forms_of(page) if f["cmd"]].count("accept") == 1
+
+
+@pytest.mark.parametrize("lang", ["zh_Hans", "zh_Hant"])
+def test_what_the_page_asks_is_said_in_chinese(app, game, lang: str) -> None:
+    """The box, the question before a move and its consequences in both Chinese scripts: no
+    English word left (an investor's letter and the M of millions are not words)."""
+    created, s, clients = game
+    gid = created.game_id
+    page = plain(clients[s.boss].get(f"/g/{gid}?lang={lang}").text)
+    assert {"zh_Hans": "等待你决定", "zh_Hant": "等待你決定"}[lang] in page
+    moves = [
+        {"do": "close"},
+        {"do": "fail"},
+        {"do": "boss"},
+        {"do": "recruit", "target": "G"},
+        {"do": "travel", "card": "travel:*", "target": "investor:S"},
+        {"do": "travel", "card": "travel:*", "target": "family:W@1"},
+    ]
+    with app.test_request_context(f"/?lang={lang}"), force_locale(lang):
+        texts = [consequence(cmd) for cmd in moves]
+        v = {"phase": "negotiation", "awaiting": [], "deal": None}
+        for kind in ("place_marker", "turn", "discard", "last_call", "negotiation"):
+            v["awaiting"] = [{"seat": 0, "for": kind, "window": "w1", "until": None}]
+            texts += [a.text + a.otherwise for a in asked_of(v, 0, list(NAMES))]
+    for text in texts:
+        assert not re.search(r"[A-Za-z]{2,}", text), (lang, text)
