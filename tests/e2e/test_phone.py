@@ -48,6 +48,8 @@ TITLE = "Donaudampfschifffahrtsgesellschaftskapit"  # 40 letters, no place to br
 LONG = "Wolfeschlegelsteinhausenbergerdorffvoral"  # a 40-letter name
 LONGER = "Hubertblainewolfeschlegelsteinhausenberg"  # another one
 NAMES = [LONG, "Bo", LONGER, "Dana"]
+MOMENTS = {"question", "stop_window", "last_call", "discard", "closed"}
+LANGS = ["en", "zh_Hant", "en", "zh_Hans"]  # the language each seat reads the pages in
 WORD = ("Rindfleischetikettierungsueberwachungsaufgabenuebertragungsgesetz" * 5)[:300]
 SEED = 4
 MAX_COMMANDS = 3000
@@ -55,6 +57,7 @@ SHOOT = {  # the pages saved as screenshots (tests/e2e/screenshots/phone-*.png)
     "open terms: game page of seat 0",
     "open terms: game page of seat 1",
     "open terms: negotiation page",
+    "the question before failing the deal",
     "stop_window: game page of seat 2",
     "end: game page of seat 0",
     "end: a closed negotiation",
@@ -102,10 +105,12 @@ class Phone:
         context.set_default_timeout(15_000)
         return context
 
-    def sign_in(self, viewer: int | None, token: str) -> None:
+    def sign_in(self, viewer: int | None, token: str, lang: str = "en") -> None:
+        """A browser of its own for ``viewer``, reading the pages in ``lang``."""
         page = self.context().new_page()
         where = f"s/{token}" if viewer is not None else f"admin/{token}"
         page.goto(f"{self.base}/g/{self.gid}/{where}")
+        page.goto(f"{self.base}/g/{self.gid}?lang={lang}")  # the session keeps it
         self.pages[viewer] = page
 
     def measure(self, label: str, page: Page) -> None:
@@ -192,6 +197,26 @@ def game_pages(phone: Phone, moment: str, seats: range) -> None:
         page.evaluate(SWAP, f"{base}/fragment")
     page.wait_for_function("document.querySelector('#live').dataset.swapped === undefined")
     phone.measure(f"{moment}: the live part, swapped in by htmx", page)
+
+
+def question(phone: Phone, boss: int) -> None:
+    """The question before the boss declares the deal failed, in the live part (htmx) and as
+    a page of its own (without JavaScript); the boss goes back without failing it."""
+    page = phone.pages[boss]
+    page.goto(f"{phone.base}/g/{phone.gid}")
+    page.locator("form.cmd-fail button").click()
+    page.locator("#confirm").wait_for()
+    phone.measure("the question before failing the deal", page)
+    page.locator("#confirm a.button").click()
+    page.wait_for_load_state()
+    context = phone.context(java_script_enabled=False, storage_state=page.context.storage_state())
+    plain = context.new_page()
+    plain.goto(f"{phone.base}/g/{phone.gid}")
+    with plain.expect_navigation():
+        plain.locator("form.cmd-fail button").click()
+    assert plain.locator("#confirm").count() == 1
+    phone.measure("the question before failing, without JavaScript", plain)
+    context.close()
 
 
 def seat_pages(phone: Phone, seat: int) -> None:
@@ -295,7 +320,7 @@ def test_every_page_fits_a_phone(
     game = Game(app, clock, created.game_id, state)
     phone = Phone(browser, live_server, created.game_id, shots=screenshots)
     for seat, token in enumerate(created.seat_tokens):
-        phone.sign_in(seat, token)
+        phone.sign_in(seat, token, LANGS[seat])
     phone.sign_in(None, created.admin_token)
 
     seen: set[str] = set()
@@ -308,6 +333,10 @@ def test_every_page_fits_a_phone(
             talked = True
             game_pages(phone, "open terms", range(state.n))
             deal_pages(phone, "open terms", game)
+        free = deal is not None and state.phase == "negotiation" and state.pending is None
+        if talked and free and "question" not in seen:
+            seen.add("question")
+            question(phone, deal.boss)
         for moment in ("stop_window", "last_call", "discard"):
             if state.phase == moment and moment not in seen and talked:
                 seen.add(moment)
@@ -315,9 +344,9 @@ def test_every_page_fits_a_phone(
         if state.deals_closed and "closed" not in seen:
             seen.add("closed")
             deal_pages(phone, "first closed deal", game)
-        if len(seen) == 4:
+        if seen == MOMENTS:
             refused_without_js(phone, game, created.seat_tokens[1])
-    assert seen == {"stop_window", "last_call", "discard", "closed"}, seen
+    assert seen == MOMENTS, seen
 
     game_pages(phone, "end", range(state.n))
     deal_pages(phone, "end", game)
