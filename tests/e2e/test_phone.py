@@ -76,7 +76,9 @@ MEASURE = """() => {
       wide.push(`${e.tagName.toLowerCase()}.${[...e.classList].join(".")} ${Math.round(right(e))}`);
     }
   }
-  return {scroll: document.documentElement.scrollWidth, inner, wide: wide.slice(0, 6)};
+  const actions = document.querySelector("#actions");
+  return {scroll: document.documentElement.scrollWidth, inner, wide: wide.slice(0, 6),
+          actions: actions ? actions.offsetHeight : 0};
 }"""
 
 # The live part as htmx swaps it in every 15 s (the marker on the old one goes with it).
@@ -98,6 +100,7 @@ class Phone:
     pages: dict[int | None, Page] = field(default_factory=dict)  # seat (None: organiser)
     shots: Path | None = None  # where to save screenshots of the pages in SHOOT
     widths: dict[str, int] = field(default_factory=dict)
+    actions: dict[str, int] = field(default_factory=dict)  # the height of "What you can do now"
     too_wide: list[str] = field(default_factory=list)
 
     def context(self, **options: Any) -> BrowserContext:
@@ -120,6 +123,7 @@ class Phone:
             name = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
             page.screenshot(path=str(self.shots / f"phone-{name}.png"), full_page=True)
         self.widths[label] = found["scroll"]
+        self.actions[label] = found["actions"]
         if found["scroll"] > found["inner"]:
             self.too_wide.append(
                 f"{label}: {found['scroll']} px > {found['inner']}: {found['wide']}"
@@ -357,5 +361,6 @@ def test_every_page_fits_a_phone(
     organiser_pages(phone, app, created)
 
     for label, width in phone.widths.items():
-        print(f"{width:5d} px  {label}")
+        actions = phone.actions[label]
+        print(f"{width:5d} px  {label}" + (f" (its forms: {actions} px high)" if actions else ""))
     assert not phone.too_wide, "wider than a 360-px phone:\n" + "\n".join(phone.too_wide)

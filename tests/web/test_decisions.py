@@ -182,3 +182,27 @@ def test_what_the_page_asks_is_said_in_chinese(app, game, lang: str) -> None:
             texts += [a.text + a.otherwise for a in asked_of(v, 0, list(NAMES))]
     for text in texts:
         assert not re.search(r"[A-Za-z]{2,}", text), (lang, text)
+
+
+def test_the_boss_forms_come_in_groups_with_the_rare_ones_folded(app, game) -> None:
+    """Answers to terms, then closing or failing, then proposals: those naming an investor card
+    open, the many for family cards and for no card folded (a ``<details>``, no JavaScript)."""
+    created, s, clients = game
+    gid = created.game_id
+    boss, provider = clients[s.boss], clients[s.provider]
+    act(boss, gid, {"do": "place_marker", "space": s.space})
+    act(boss, gid, {"do": "open_deal"})
+    act(
+        provider, gid, {"do": "offer", "card": f"investor:{s.letter}"}, price="1", price_kind="cash"
+    )
+    page = boss.get(f"/g/{gid}").text
+    titles = re.findall(r'<div class="group group-(\w+)">', page)
+    assert titles[:3] == ["terms", "close", "negotiate"] and titles[-1] == "talk", titles
+    group = page.split('<div class="group group-negotiate">')[1].split('<div class="group')[0]
+    shown, folded = group.split('<details class="more">')
+    proposals = [f["cmd"] for f in forms_of(shown) if f["cmd"]["do"] == "propose"]
+    hidden = [f["cmd"] for f in forms_of(folded) if f["cmd"]["do"] == "propose"]
+    assert proposals and all(c["card"].startswith("investor:") for c in proposals)
+    assert hidden and all(not c.get("card", "").startswith("investor:") for c in hidden)
+    assert {"to": s.provider, "do": "propose"} in hidden  # R4.5: terms for no card
+    assert f"{len(hidden)} more proposals: for family cards or for no card" in folded
