@@ -705,6 +705,22 @@ def settings(gid: str) -> Any:
     return render_template("settings.html", **ctx)
 
 
+@bp.post("/g/<gid>/zone")
+def zone(gid: str) -> Response:
+    """Show the seat's times in the zone its browser is in (the game page offers it when the
+    browser's zone is not the seat's). Raises ``ServiceError`` 400 for a zone this server does
+    not know; nothing is changed then."""
+    _game, seat, _admin = _seat_only(gid)
+    name = (request.form.get("timezone") or "").strip()
+    if not display.valid_timezone(name):
+        message = _("unknown time zone: use a name like Europe/Berlin or UTC")
+        raise ServiceError(400, "bad_zone", message)
+    _seat_row(gid, seat).timezone = name
+    db.session.commit()
+    flash(_("Times are now shown in %(zone)s.", zone=name))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
 def _settings_extras(state: Any) -> dict[str, Any]:
     return {"key": uuid.uuid4().hex, "game_over": state.phase == "game_over"}
 

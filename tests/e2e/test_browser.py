@@ -299,3 +299,38 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     for player in players:
         assert player.problems == [], f"{player.name}'s pages broke their CSP"
         player.page.context.close()
+
+
+def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Browser) -> None:
+    """A browser in another zone than the seat's is offered its own: one tap and the page's
+    times are in it. A browser that keeps the seat's zone is not asked again; a browser in
+    the seat's zone is never asked."""
+    with app.app_context():
+        created = create_game("Zones", PLAYERS, seed=find_setup().seed)
+    gid, tokens = created.game_id, created.seat_tokens
+    taipei = sign_in(browser, live_server, gid, tokens[0], NAMES[0], timezone_id="Asia/Taipei")
+    offer = taipei.page.locator("#zone-guess")
+    expect(offer).to_be_visible()
+    expect(offer).to_contain_text("These pages show times in UTC")
+    expect(offer.locator("[data-browser-zone]")).to_have_text("Asia/Taipei")
+    latest = taipei.live.locator("section.recent li .meta").first
+    expect(latest).to_have_text(re.compile(r" 09:00 UTC$"))  # the game started at 09:00 UTC
+    offer.get_by_role("button", name="Show times in my zone").click()
+    expect(taipei.page.locator(".notice")).to_contain_text("Times are now shown in Asia/Taipei.")
+    expect(taipei.page.locator("#zone-guess")).to_be_hidden()
+    expect(latest).to_have_text(re.compile(r" 17:00 UTC\+8$"))
+
+    lima = sign_in(browser, live_server, gid, tokens[1], NAMES[1], timezone_id="America/Lima")
+    offer = lima.page.locator("#zone-guess")
+    expect(offer).to_be_visible()
+    offer.get_by_role("button", name="Keep UTC").click()
+    expect(offer).to_be_hidden()
+    lima.page.reload()
+    expect(lima.page.locator("h1.game-title")).to_contain_text(NAMES[1])
+    expect(lima.page.locator("#zone-guess")).to_be_hidden()
+
+    utc = sign_in(browser, live_server, gid, tokens[2], NAMES[2], timezone_id="UTC")
+    expect(utc.page.locator("#zone-guess")).to_be_hidden()
+    for player in (taipei, lima, utc):
+        assert player.problems == [], f"{player.name}'s pages broke their CSP"
+        player.page.context.close()

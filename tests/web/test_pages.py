@@ -250,6 +250,30 @@ def test_settings_save(app, game) -> None:
     assert "09:00 UTC</time>" in clients[1].get(f"/g/{gid}/history").text
 
 
+def test_the_browsers_zone_is_taken_in_one_step(app, game) -> None:
+    """The game page holds the offer (shown by static/app.js when the browser's zone differs);
+    its POST sets the seat's zone, a zone this server does not know is a 400."""
+    created, _s, clients = game
+    gid = created.game_id
+    page = clients[0].get(f"/g/{gid}").text
+    assert f'id="zone-guess" method="post" action="/g/{gid}/zone" data-zone="UTC"' in page
+    token = csrf_of(page)
+    for bad in ("Mars/Olympus", "", "../../etc/passwd", "x" * 5000):
+        response = post(clients[0], f"/g/{gid}/zone", token, timezone=bad)
+        assert response.status_code == 400 and "unknown time zone" in response.text
+    assert post(app.test_client(), f"/g/{gid}/zone", token, timezone="UTC").status_code in (
+        400,  # no session: no CSRF token of its own
+        403,
+    )
+    response = post(clients[0], f"/g/{gid}/zone", token, timezone="Asia/Taipei")
+    assert response.status_code == 303 and response.headers["Location"] == f"/g/{gid}"
+    with app.app_context():
+        seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
+        assert seat.timezone == "Asia/Taipei"
+    page = clients[0].get(f"/g/{gid}").text
+    assert "Times are now shown in Asia/Taipei." in page and 'data-zone="Asia/Taipei"' in page
+
+
 def test_page_times_name_their_zone(app) -> None:
     at = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
     with app.test_request_context():
