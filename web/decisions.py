@@ -1,7 +1,7 @@
 """What the game page asks of the seat reading it: every decision that waits for the seat (the
 windows the game waits on, A1-A6, and the terms it has to answer, R4), the consequences shown
 before a move that cannot be taken back (close, fail, a boss card, a travel card, a recruit),
-and why an Accept is missing (R4.4).
+why an Accept is missing (R4.4), and the one-step forms that make lapsed terms again (R5.5).
 
 Everything here reads only ``imtheboss.engine.views.view`` of that seat (A8).
 """
@@ -159,3 +159,42 @@ def explain_missing_accepts(forms: list[CommandForm], v: dict[str, Any], seat: i
                 "your hand, or the deal's deadline has passed).",
                 card=card_text(terms["card"]),
             )
+
+
+# -- lapsed terms made again -----------------------------------------------------------------
+
+
+def reoffers(v: dict[str, Any], seat: int, forms: list[CommandForm]) -> list[CommandForm | None]:
+    """For each of the deal's lapsed terms, in order, the form by which ``seat`` makes them
+    again in one step (R5.5: the provider offers the card again at its price, the boss proposes
+    them again), or ``None``: the seat is neither side, the terms are open again (or listed
+    before), or the rules would refuse them now (the card cannot take part, say); ``forms``
+    are the seat's legal moves."""
+    deal = v.get("deal") or {}
+    legal = [f.cmd for f in forms]
+    standing = {(t["provider"], t["letter"]) for t in deal.get("terms", [])}
+    standing |= {(a["provider"], a["letter"]) for a in deal.get("agreements", [])}
+    out: list[CommandForm | None] = []
+    for t in deal.get("lapsed", []):
+        again = _again(t, seat, deal.get("boss"))
+        if again is None or again[0] not in legal or (t["provider"], t["letter"]) in standing:
+            out.append(None)
+            continue
+        standing.add((t["provider"], t["letter"]))
+        cmd, label = again
+        out.append(CommandForm(cmd, [], label, label, "negotiate", price=t["price"]))
+    return out
+
+
+def _again(t: dict[str, Any], seat: int, boss: int | None) -> tuple[dict[str, Any], str] | None:
+    card = card_text(t["card"])
+    price = price_text(t["price"])
+    if seat == boss and seat != t["provider"]:
+        cmd: dict[str, Any] = {"do": "propose", "to": t["provider"]}
+        if t["card"]:
+            cmd["card"] = t["card"]
+        return cmd, _("Propose them again: %(card)s for %(price)s", card=card, price=price)
+    if seat == t["provider"] and t["card"]:
+        cmd = {"do": "offer", "card": t["card"]}
+        return cmd, _("Offer %(card)s again for %(price)s", card=card, price=price)
+    return None

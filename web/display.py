@@ -244,6 +244,7 @@ class CommandForm:
     style: str = ""
     note: str = ""  # shown under the form (why a move beside it is missing)
     fold: bool = False  # one of the rarely used forms shown folded away (the boss has many)
+    price: dict[str, int] | None = None  # a price the form sends as it is (terms made again)
 
 
 def public_command(cmd: dict[str, Any]) -> dict[str, Any]:

@@ -337,6 +337,9 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
         notices=[],
         error=None,
         asked=decisions.asked_of(v, seat, players),
+        reoffers=decisions.reoffers(v, seat, [f for _k, _t, group in forms for f in group])
+        if seat is not None
+        else [],
         confirming=None,
     )
     return ctx

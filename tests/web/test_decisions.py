@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime
 
 import pytest
 from flask_babel import force_locale
-from helpers_deal import NAMES
+from helpers_deal import NAMES, PLAYERS
 from helpers_pages import act, count, form_for, forms_of
 from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import replay
 from imtheboss.engine.views import awaiting
-from imtheboss.web.decisions import asked_of, consequence
+from imtheboss.web.decisions import asked_of, consequence, reoffers
+from imtheboss.web.display import CommandForm, card_text
 from imtheboss.web.models import CommandRecord, EventRecord
-from imtheboss.web.service import get_game, load_state
+from imtheboss.web.service import create_game, get_game, load_state
 
 HTMX = {"HX-Request": "true"}
 
@@ -180,6 +186,15 @@ def test_what_the_page_asks_is_said_in_chinese(app, game, lang: str) -> None:
         for kind in ("place_marker", "turn", "discard", "last_call", "negotiation"):
             v["awaiting"] = [{"seat": 0, "for": kind, "window": "w1", "until": None}]
             texts += [a.text + a.otherwise for a in asked_of(v, 0, list(NAMES))]
+        lapsed = {"provider": 1, "letter": "S", "price": {"cash": 2}, "card": "investor:S"}
+        deal = {"boss": 0, "terms": [], "agreements": [], "lapsed": [lapsed]}
+        for seat, cmd in (
+            (0, {"do": "propose", "to": 1, "card": "investor:S"}),
+            (1, {"do": "offer", "card": "investor:S"}),
+        ):
+            legal = [CommandForm(cmd, [], "", "", "negotiate")]
+            texts += [f.label for f in reoffers({"deal": deal}, seat, legal) if f]
+        assert len(texts) == 13
     for text in texts:
         assert not re.search(r"[A-Za-z]{2,}", text), (lang, text)
 
@@ -206,3 +221,74 @@ def test_the_boss_forms_come_in_groups_with_the_rare_ones_folded(app, game) -> N
     assert hidden and all(not c.get("card", "").startswith("investor:") for c in hidden)
     assert {"to": s.provider, "do": "propose"} in hidden  # R4.5: terms for no card
     assert f"{len(hidden)} more proposals: for family cards or for no card" in folded
+
+
+def boss_change_setup() -> tuple[int, int, int, int, int, str]:
+    """A seed whose first player (the boss) opens a deal on a space where another seat (the
+    provider) can offer one of its investor cards, while the third holds a boss card: ``(seed,
+    boss, provider, usurper, space, card)``."""
+    board = default_board()
+    for seed in range(1000):
+        start = new_game(NAMES, Options(), board, seed, datetime(2026, 3, 1, tzinfo=UTC))
+        state = replay(start)
+        boss = state.active
+        for usurper in set(range(3)) - {boss}:
+            if "boss" not in [CARD_NAMES[c] for c in state.hands[usurper]]:
+                continue
+            provider = 3 - boss - usurper
+            for space, spec in enumerate(board.spaces):
+                for letter in state.seat_investors(provider):
+                    if letter in spec.letters:
+                        return seed, boss, provider, usurper, space, f"investor:{letter}"
+    raise AssertionError("no seed found")
+
+
+def lapsed_list(client, gid: str) -> str:
+    """The game page's list of lapsed terms, as HTML."""
+    page = client.get(f"/g/{gid}").text
+    return page.split('<ul class="plain lapsed">')[1].split("</ul>")[0]
+
+
+def test_lapsed_terms_are_made_again_in_one_step(app) -> None:
+    """R5.5: a boss card makes the terms with the old boss lapse; the provider offers them
+    again, and the new boss could propose them again, each with one button (the price as it
+    was); once open again they have no button."""
+    seed, boss, provider, usurper, space, card = boss_change_setup()
+    with app.app_context():
+        created = create_game("Lapsed", PLAYERS, seed=seed)
+    gid = created.game_id
+    clients = {}
+    for seat, token in enumerate(created.seat_tokens):
+        clients[seat] = app.test_client()
+        clients[seat].get(f"/g/{gid}/s/{token}")
+    act(clients[boss], gid, {"do": "place_marker", "space": space})
+    act(clients[boss], gid, {"do": "open_deal"})
+    act(clients[provider], gid, {"do": "offer", "card": card}, price="1", price_kind="shares")
+    act(clients[usurper], gid, {"do": "boss"})
+    for seat in (boss, provider):
+        act(clients[seat], gid, {"do": "allow"})
+    with app.app_context():
+        deal = load_state(get_game(gid)).deal
+    assert deal.boss == usurper and not deal.terms and deal.lapsed
+
+    lapsed = lapsed_list(clients[provider], gid)
+    (again,) = forms_of(lapsed)
+    assert again["cmd"] == {"do": "offer", "card": card}
+    assert (again["fields"]["price"], again["fields"]["price_kind"]) == ("1", "shares")
+    assert f"Offer {card_text(card)} again for 1 share" in html.unescape(lapsed)
+    (proposal,) = [f["cmd"] for f in forms_of(lapsed_list(clients[usurper], gid))]
+    assert proposal == {"do": "propose", "to": provider, "card": card}
+    assert not forms_of(lapsed_list(clients[boss], gid))  # the old boss is neither side
+
+    response = clients[provider].post(again["action"], data=fields(again))
+    assert response.status_code == 303
+    with app.app_context():
+        deal = load_state(get_game(gid)).deal
+    (terms,) = deal.terms.values()
+    assert (terms.provider, terms.card, terms.price, terms.by) == (
+        provider,
+        card,
+        ("shares", 1),
+        "provider",
+    )
+    assert not forms_of(lapsed_list(clients[provider], gid))
