@@ -332,6 +332,7 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
         requirement_html=display.requirement_html,
         missing_text=display.missing_text,
         chips=display.chips,
+        investor_names=display.INVESTOR_NAMES,  # the board's legend: letters have no hover
         pending_text=display.pending_text,
         wait_reasons=display.WAIT_REASONS,
         notices=[],

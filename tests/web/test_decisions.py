@@ -21,7 +21,7 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import awaiting
 from imtheboss.web.decisions import asked_of, consequence, reoffers
-from imtheboss.web.display import CommandForm, card_text
+from imtheboss.web.display import INVESTOR_NAMES, CommandForm, card_text
 from imtheboss.web.models import CommandRecord, EventRecord
 from imtheboss.web.service import create_game, get_game, load_state
 
@@ -292,3 +292,18 @@ def test_lapsed_terms_are_made_again_in_one_step(app) -> None:
         "provider",
     )
     assert not forms_of(lapsed_list(clients[provider], gid))
+
+
+@pytest.mark.parametrize(
+    ("lang", "names"),
+    [("en", ("Cashman", "Wadsworth")), ("zh_Hans", ("凯许曼",)), ("zh_Hant", ("凱許曼",))],
+)
+def test_the_board_names_the_investors_beside_their_letters(app, game, lang, names) -> None:
+    """A phone shows no hover title: the board's legend names each investor by its letter."""
+    created, _s, clients = game
+    page = clients[0].get(f"/g/{created.game_id}?lang={lang}").text
+    legend = plain(page.split('<p class="legend">')[1].split("</p>")[0])
+    assert len(re.findall(r"\b[CDGLSW]\b", legend)) == 6
+    with app.test_request_context(), force_locale(lang):
+        wanted = [str(n) for n in INVESTOR_NAMES.values()]
+    assert all(n in legend for n in [*names, *wanted]), legend
