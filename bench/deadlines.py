@@ -1,38 +1,46 @@
-"""Deadline benchmark: 2,000 deadlines falling due within one minute across 200 games.
+"""Deadline benchmark: ``--deadlines`` deadlines (2,000) falling due within one minute across
+``--games`` games (200), fired by ``--workers`` deadlines worker processes (1).
 
 What it measures is the real path, end to end: games are made with
-``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues ``game_changed`` to
-Redis, exactly as the web process does; a real Celery worker with embedded beat (``celery -A
-imtheboss.worker.celery_app worker
--B``, a subprocess) schedules each deadline as an ETA task, fires it (``fire_deadline`` locks
-the game, submits ``timeout``, the engine plays the silent player's turn, A5), and the timeout
-opens the next turn window, which the worker schedules in turn. Reminders at 80% of each window
-and the "your turn" mail are made and delivered too (to the local outbox table: no SMTP server
-is set), so the worker carries its whole load, not only the timeouts.
+``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues the mail they
+make to Redis, exactly as the web process does; the Procfile's processes run as subprocesses:
+``--workers`` deadlines workers (``celery ... worker -Q deadlines``, beat embedded in the first)
+whose firing threads claim due deadlines from the database in batches and fire them
+(``timeout`` through the service: the engine plays the silent player's turn, A5), and one mail
+worker (``-Q mail``). Each timeout opens the game's next turn window, found in the database in
+turn. Reminders at 80% of each window and the "your turn" mail are made and delivered too (to
+the local outbox table: no SMTP server is set), so the machine carries the whole load, not only
+the timeouts. The mail worker runs at ``--mail-nice`` (10): two cores cannot send 40,000 mails a
+minute at 20-30 ms each in any case, and in production mail has processes (or hosts) of its
+own; its backlog is reported.
 
-A game has one turn deadline at a time, so 2,000 deadlines come from 200 games whose turn
-windows time out again and again: with ``--window 6`` and ``--rounds 10`` each game's windows
-w0..w9 fall due 6 s apart over one minute, and the games are created ``window / games`` seconds
-apart so the deadlines fall due evenly (about 33 a second). Inserting ``Deadline`` rows for
-made-up windows would not do: the engine only times out windows that are really open.
+A game has one turn deadline at a time, so the deadlines come from games whose turn windows time
+out again and again: with ``--window 6`` each game's windows w0..w9 (``deadlines / games``
+rounds) fall due 6 s apart over one minute. The games are made before the minute starts, each
+with a clock of its own set ``window / games`` seconds after the one before, so the deadlines
+fall due evenly (about 333 a second for 20,000) however long making them takes; ``--lead``
+says how far ahead (enough for making them all; the run says if it was not). Inserting
+``Deadline`` rows for made-up windows would not do: the engine only times out windows that are
+really open.
 
 Lateness is the fire time (the ``timed_out`` event's ``created_at``: the time the worker
 submitted the timeout) minus the window's ``due_at``. "Fired twice" counts windows with more
 than one ``timed_out`` event. The run ends when every game's last measured window has fired, or
 ``--grace`` seconds after the minute; the deadlines due by then are measured, and "never fired"
 counts those still without a timeout ``--drain`` seconds later (a backlog may fire them late;
-the games go on meanwhile, then they are paused). When the worker falls behind, each late fire
-also delays the game's next window, so fewer than 2,000 may fall due by the end: the first line
-of the output says how many did, and over how long.
+the games go on meanwhile, then they are paused). When the workers fall behind, each late fire
+also delays the game's next window, so fewer may fall due by the end: the first line of the
+output says how many did, and over how long. CPU seconds of the worker processes and of
+PostgreSQL (this database's backends) during the run are printed per fired deadline.
 
-It uses a PostgreSQL database of its own, ``imtheboss_bench_deadlines`` (created, then dropped),
-and Redis database 14 (flushed before and after; ``FLUSHDB`` of that number only).
+It uses a PostgreSQL database of its own, ``imtheboss_bench_deadlines_<pid>`` (created, then
+dropped), and Redis database 14 (flushed before and after; ``FLUSHDB`` of that number only).
+``--json`` prints one JSON object as the last line: ``due``, ``fired_once``, ``twice``,
+``never``, ``p50_s``, ``p99_s``, ``max_s`` and the counts and CPU figures.
 
-``--workers N`` starts N worker processes on the same broker and database (beat runs in the
-first only), as a deployment would scale out; threads within one process share one core.
-
-    .venv/bin/python bench/deadlines.py [--games 200] [--rounds 10] [--window 6]
-        [--workers 1] [--concurrency 4] [--sweep 5] [--grace 45] [--drain 60]
+    .venv/bin/python bench/deadlines.py [--games 200] [--deadlines 2000] [--workers 1]
+        [--window 6] [--threads 2] [--batch 10] [--concurrency 4] [--sweep 5] [--lead S]
+        [--grace 45] [--drain 60] [--mail-nice 10] [--json]
         [--redis redis://127.0.0.1:6379/14] [--pg postgresql://postgres@127.0.0.1]
 """
 
@@ -40,23 +48,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import redis
 from sqlalchemy import func, select, update
 
 ROOT = Path(__file__).resolve().parents[1]
-DB_NAME = "imtheboss_bench_deadlines"
+DB_NAME = f"imtheboss_bench_deadlines_{os.getpid()}"
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -67,16 +77,17 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def start_worker(
-    env: dict[str, str], log: Path, concurrency: int, name: str, beat: bool
+    env: dict[str, str], log: Path, args: list[str], name: str, nice: int = 0
 ) -> subprocess.Popen:
-    """A Celery worker (with embedded beat when ``beat``), in its own process group; returns
-    when it is ready."""
+    """A Celery worker (``args``: its queue, ``-B``...) in its own process group; returns when
+    it is ready."""
     out = log.open("wb")
+    command = [sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "imtheboss.worker.celery_app", "worker"]
-        + (["-B"] if beat else [])
-        + ["--pool", "threads", "--concurrency", str(concurrency), "-l", "info"]
-        + ["-n", f"{name}@%h"],
+        (["nice", "-n", str(nice)] if nice else [])
+        + command
+        + args
+        + ["--pool", "threads", "-l", "info", "-n", f"{name}@%h"],
         cwd=ROOT,
         env=env,
         stdout=out,
@@ -87,7 +98,7 @@ def start_worker(
     end = time.monotonic() + 60
     while time.monotonic() < end:
         text = log.read_text(errors="replace")
-        if " ready." in text and (not beat or "beat: Starting" in text):
+        if " ready." in text and ("-B" not in args or "beat: Starting" in text):
             return proc
         if proc.poll() is not None:
             raise SystemExit(f"the worker exited with {proc.returncode}:\n{text[-3000:]}")
@@ -108,20 +119,243 @@ def stop_worker(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="deadline benchmark (real worker and beat)")
+def cpu_seconds(match) -> float:
+    """User + system CPU seconds of the processes ``match(pid, stat_fields, cmdline)`` picks."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if match(int(entry), fields, cmdline):
+            total += int(fields[11]) + int(fields[12])
+    return total / TICK
+
+
+def group_cpu(procs: list[subprocess.Popen]) -> float:
+    """CPU seconds of the process groups of ``procs`` (the workers and their children)."""
+    groups = {p.pid for p in procs}
+    return cpu_seconds(lambda _pid, fields, _cmd: int(fields[2]) in groups)
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of PostgreSQL's backends connected to this benchmark's database."""
+    return cpu_seconds(lambda _pid, _fields, cmd: cmd.startswith("postgres") and DB_NAME in cmd)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="deadline benchmark (real workers and beat)")
     parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=10, help="turn windows timed out per game")
+    parser.add_argument("--deadlines", type=int, default=2000, help="games x rounds")
     parser.add_argument("--window", type=int, default=6, help="turn window, seconds")
-    parser.add_argument("--concurrency", type=int, default=4, help="threads per worker")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (one beat)")
+    parser.add_argument("--workers", type=int, default=1, help="deadlines worker processes")
+    parser.add_argument("--threads", type=int, default=2, help="DEADLINE_THREADS per process")
+    parser.add_argument("--batch", type=int, default=10, help="DEADLINE_BATCH")
+    parser.add_argument("--concurrency", type=int, default=4, help="task threads per worker")
     parser.add_argument("--sweep", type=float, default=5.0, help="SWEEP_SECONDS (beat)")
+    parser.add_argument("--lead", type=float, default=None, help="s before the first is due")
     parser.add_argument("--grace", type=float, default=45.0, help="wait for the last round")
     parser.add_argument("--drain", type=float, default=60.0, help="wait for late fires")
+    parser.add_argument("--mail-nice", type=int, default=10, help="nice of the mail worker")
+    parser.add_argument("--json", action="store_true", help="a JSON object as the last line")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1")
     args = parser.parse_args()
+    args.rounds = max(1, args.deadlines // args.games)
+    if args.lead is None:  # making a game takes 10-40 ms on a busy machine
+        args.lead = 10 + 0.04 * args.games
+    return args
 
+
+class GameClock:
+    """The bench app's clock: the time a game is made at, set before each ``create_game``."""
+
+    def __init__(self) -> None:
+        self.at: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.at or datetime.now(UTC)
+
+
+def worker_env(args: argparse.Namespace, database_url: str, folder: Path) -> dict[str, str]:
+    """The workers' environment: this run's database, broker and settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SMTP_", "MAIL_", "CELERY", "IMTHEBOSS_BROKER", "DEADLINE_"))
+    }
+    env.update(
+        REDIS_URL=args.redis,
+        DATABASE_URL=database_url,
+        SWEEP_SECONDS=str(args.sweep),
+        DEADLINE_THREADS=str(args.threads),
+        DEADLINE_BATCH=str(args.batch),
+        BEAT_SCHEDULE_FILE=str(folder / "celerybeat-schedule"),
+        SECRET_KEY="bench-deadlines",
+        BASE_URL="http://bench.invalid",
+        MIN_WINDOW_SECONDS="1",  # windows of a few seconds, to time out again and again
+    )
+    return env
+
+
+def make_games(args: argparse.Namespace, clock: GameClock) -> tuple[list[str], int]:
+    """The games, each made at its own time: ``lead`` seconds from now, then ``window /
+    games`` apart. Returns their ids and how many were made after their time had come."""
+    from imtheboss.web.service import create_game
+
+    gap = args.window / args.games
+    first = datetime.now(UTC) + timedelta(seconds=args.lead)
+    games, behind = [], 0
+    for i in range(args.games):
+        clock.at = first + timedelta(seconds=i * gap)
+        behind += clock.at < datetime.now(UTC)
+        created = create_game(
+            f"Bench {i}",
+            [(f"P{s}", f"p{s}.g{i}@bench.example.org") for s in range(3)],
+            {"windows": {"turn": args.window}},
+            seed=i,
+        )
+        games.append(created.game_id)
+    clock.at = None
+    return games, behind
+
+
+def wait_out(args: argparse.Namespace, games: list[str], start: float) -> datetime:
+    """Wait for the last round of every game to fire, or ``grace`` after the minute, then up
+    to ``drain`` for the deadlines due by then; pause every game. Returns when the run ended
+    (deadlines due by then are measured)."""
+    from imtheboss.web.models import Deadline, Game, db
+
+    last = f"w{args.rounds - 1}"
+    measured = [f"w{k}" for k in range(args.rounds)]
+
+    def count(query) -> int:
+        value = db.session.execute(query).scalar_one()
+        db.session.rollback()
+        return value
+
+    fired_last = (  # cheap to ask every second (the events' JSON is not searched)
+        select(func.count())
+        .select_from(Deadline)
+        .where(Deadline.window_id == last, Deadline.state == "done")
+    )
+    hard_end = start + args.window * (args.rounds + 1) + args.grace
+    while time.monotonic() < hard_end and count(fired_last) < len(games):
+        time.sleep(1.0)
+    ended = datetime.now(UTC)
+    unfired = (
+        select(func.count())
+        .select_from(Deadline)
+        .where(Deadline.window_id.in_(measured), Deadline.state == "open")
+        .where(Deadline.due_at <= ended)
+    )
+    drain_end = time.monotonic() + args.drain  # a backlog may still fire them
+    while time.monotonic() < drain_end and count(unfired):
+        time.sleep(1.0)
+    db.session.execute(update(Game).values(status="paused"))  # no further rounds
+    db.session.commit()
+    time.sleep(1.0)
+    return ended
+
+
+def measure(args: argparse.Namespace, ended: datetime) -> dict[str, Any]:
+    """Lateness and counts of the measured windows due by ``ended``."""
+    from imtheboss.web.models import Deadline, EventRecord, Notification, OutboxMail, db
+
+    measured = [f"w{k}" for k in range(args.rounds)]
+    rows = db.session.execute(
+        select(Deadline.game_id, Deadline.window_id, Deadline.due_at).where(
+            Deadline.window_id.in_(measured)
+        )
+    ).all()
+    events = db.session.execute(
+        select(EventRecord.game_id, EventRecord.body, EventRecord.created_at).where(
+            EventRecord.type == "timed_out"
+        )
+    ).all()
+    mails = db.session.execute(select(func.count()).select_from(OutboxMail)).scalar_one()
+    states = dict(
+        db.session.execute(
+            select(Notification.email_state, func.count()).group_by(Notification.email_state)
+        ).all()
+    )
+    db.session.rollback()
+    fires: dict[tuple[str, str], list] = {}
+    for game_id, body, created_at in events:
+        fires.setdefault((game_id, body["window"]), []).append(created_at)
+    due = {(g, w): at for g, w, at in rows if at <= ended}  # fell due during the run
+    late = {key: (min(fires[key]) - at).total_seconds() for key, at in due.items() if key in fires}
+    return {
+        "due": len(due),
+        "fired_once": sum(1 for key in due if len(fires.get(key, [])) == 1),
+        "twice": sum(1 for key in due if len(fires.get(key, [])) > 1),
+        "never": sum(1 for key in due if key not in fires),
+        "early": sum(1 for x in late.values() if x < 0),
+        "lateness": late,
+        "span_s": (max(due.values()) - min(due.values())).total_seconds() if due else 0.0,
+        "windows": Counter(w for _, w in due),
+        "mails": mails,
+        "mail_states": states,
+    }
+
+
+def report(args: argparse.Namespace, result: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Print the figures (and the JSON line with ``--json``)."""
+    late = result.pop("lateness")
+    windows = result.pop("windows")
+    last = f"w{args.rounds - 1}"
+    total = args.games * args.rounds
+    print(
+        f"deadlines fell due: {result['due']} of {total} over {result['span_s']:.1f} s "
+        f"(w0: {windows['w0']}, {last}: {windows[last]})"
+    )
+    values = list(late.values())
+    figures = {"p50_s": None, "p99_s": None, "max_s": None}
+    if values:
+        figures = {
+            "p50_s": round(percentile(values, 50), 3),
+            "p99_s": round(percentile(values, 99), 3),
+            "max_s": round(max(values), 3),
+        }
+        mean = sum(values) / len(values)
+        print(
+            "lateness (fire time - due time): "
+            f"p50 {figures['p50_s'] * 1e3:.0f} ms, p99 {figures['p99_s'] * 1e3:.0f} ms, "
+            f"max {figures['max_s'] * 1e3:.0f} ms, mean {mean * 1e3:.0f} ms"
+        )
+        print(f"fired before due: {result['early']}")
+        rounds = []
+        for k in range(args.rounds):
+            part = [x for (_, w), x in late.items() if w == f"w{k}"]
+            if part:
+                rounds.append(f"w{k} {percentile(part, 50):.2f}/{max(part):.2f}")
+        print("by window, p50/max s: " + ", ".join(rounds))
+    print(f"fired once: {result['fired_once']}, fired twice: {result['twice']}")
+    print(f"never fired (no timeout {args.drain:g} s after the run ended): {result['never']}")
+    print(
+        f"mail sent to the local outbox during the run: {result['mails']} "
+        f"(rows by state: {dict(sorted(result['mail_states'].items()))})"
+    )
+    fired = max(1, result["fired_once"] + result["twice"])
+    print(
+        f"CPU during the run: deadlines workers {extra['cpu_deadlines_s']:.1f} s "
+        f"({extra['cpu_deadlines_s'] / fired * 1e3:.1f} ms a deadline), mail worker "
+        f"{extra['cpu_mail_s']:.1f} s, PostgreSQL {extra['cpu_postgres_s']:.1f} s "
+        f"({extra['cpu_postgres_s'] / fired * 1e3:.1f} ms a deadline)"
+    )
+    print(f"worker log errors: {extra['errors']} (logs in {extra['logs']})")
+    if args.json:
+        out = {**{k: result[k] for k in ("due", "fired_once", "twice", "never")}, **figures}
+        out.update({k: v for k, v in extra.items() if k != "logs"})
+        out.update(games=args.games, workers=args.workers, mails=result["mails"])
+        print(json.dumps(out))
+
+
+def main() -> None:
+    args = parse_args()
     admin = psycopg.connect(f"{args.pg}/postgres", autocommit=True)
     admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
     admin.execute(f'CREATE DATABASE "{DB_NAME}"')
@@ -129,29 +363,16 @@ def main() -> None:
     broker = redis.Redis.from_url(args.redis)
     broker.flushdb()
     folder = Path(tempfile.mkdtemp(prefix="bench-deadlines-"))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SMTP_", "MAIL_", "CELERY", "IMTHEBOSS_BROKER"))
-    }
-    env.update(
-        REDIS_URL=args.redis,
-        DATABASE_URL=database_url,
-        SWEEP_SECONDS=str(args.sweep),
-        BEAT_SCHEDULE_FILE=str(folder / "celerybeat-schedule"),
-        SECRET_KEY="bench-deadlines",
-        BASE_URL="http://bench.invalid",
-        MIN_WINDOW_SECONDS="1",  # windows of a few seconds, to time out again and again
-    )
+    env = worker_env(args, database_url, folder)
     os.environ.update(REDIS_URL=args.redis, SECRET_KEY="bench-deadlines")
     for key in [k for k in os.environ if k.startswith("SMTP_")]:
         del os.environ[key]
 
     from imtheboss.web import create_app
-    from imtheboss.web.models import Deadline, EventRecord, Game, OutboxMail, db
-    from imtheboss.web.service import create_game
+    from imtheboss.web.models import db
 
-    app = create_app(  # runs the migrations; TASKS on: create_game enqueues game_changed
+    clock = GameClock()
+    app = create_app(  # runs the migrations; TASKS on: a commit that made mail enqueues it
         {
             "SQLALCHEMY_DATABASE_URI": database_url.replace(
                 "postgresql://", "postgresql+psycopg://"
@@ -161,133 +382,53 @@ def main() -> None:
             "TASKS": True,
             "AUTO_MIGRATE": True,
             "MIN_WINDOW_SECONDS": 1,
+            "CLOCK": clock,
         }
     )
-    logs = [folder / f"worker{i}.log" for i in range(args.workers)]
+    logs = [folder / f"deadlines{i}.log" for i in range(args.workers)] + [folder / "mail.log"]
+    queue = ["--concurrency", str(args.concurrency), "-Q"]
     procs = [
-        start_worker(env, log, args.concurrency, f"bench-deadlines-{i}", beat=i == 0)
-        for i, log in enumerate(logs)
+        start_worker(env, log, queue + ["deadlines"] + (["-B"] if i == 0 else []), f"dl{i}")
+        for i, log in enumerate(logs[:-1])
     ]
-    total = args.games * args.rounds
+    mail = start_worker(env, logs[-1], queue + ["mail"], "mail", nice=args.mail_nice)
     print(
-        f"{args.games} games x {args.rounds} turn windows of {args.window} s = {total} deadlines; "
-        f"{args.workers} worker process(es) of {args.concurrency} threads, one beat, "
-        f"sweep every {args.sweep:g} s",
+        f"{args.games} games x {args.rounds} turn windows of {args.window} s = "
+        f"{args.games * args.rounds} deadlines; {args.workers} deadlines worker process(es) of "
+        f"{args.threads} firing threads (batches of {args.batch}), one beat, sweep every "
+        f"{args.sweep:g} s; one mail worker (nice {args.mail_nice})",
         flush=True,
     )
     try:
         with app.app_context():
-            gap = args.window / args.games
             t0 = time.monotonic()
-            games = []
-            for i in range(args.games):
-                delay = t0 + i * gap - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                created = create_game(
-                    f"Bench {i}",
-                    [(f"P{s}", f"p{s}.g{i}@bench.example.org") for s in range(3)],
-                    {"windows": {"turn": args.window}},
-                    seed=i,
-                )
-                games.append(created.game_id)
-            print(f"created {len(games)} games in {time.monotonic() - t0:.1f} s", flush=True)
-            measured = [f"w{k}" for k in range(args.rounds)]
-            last = f"w{args.rounds - 1}"
-
-            def fired_last() -> int:
-                value = db.session.execute(
-                    select(func.count())
-                    .select_from(EventRecord)
-                    .where(
-                        EventRecord.type == "timed_out",
-                        EventRecord.body["window"].as_string() == last,
-                    )
-                ).scalar_one()
-                db.session.rollback()
-                return value
-
-            expected_end = time.monotonic() + args.window * args.rounds
-            hard_end = expected_end + args.grace
-            while time.monotonic() < hard_end and fired_last() < len(games):
-                time.sleep(0.5)
-            ended = datetime.now(UTC)  # deadlines due by now are measured
-
-            def unfired() -> int:
-                value = db.session.execute(
-                    select(func.count())
-                    .select_from(Deadline)
-                    .where(Deadline.window_id.in_(measured), Deadline.state == "open")
-                    .where(Deadline.due_at <= ended)
-                ).scalar_one()
-                db.session.rollback()
-                return value
-
-            drain_end = time.monotonic() + args.drain  # a backlog may still fire them
-            while time.monotonic() < drain_end and unfired():
-                time.sleep(0.5)
-            db.session.execute(update(Game).values(status="paused"))  # no further rounds
-            db.session.commit()
-            time.sleep(1.0)
-
-            rows = db.session.execute(
-                select(Deadline.game_id, Deadline.window_id, Deadline.due_at).where(
-                    Deadline.window_id.in_(measured)
-                )
-            ).all()
-            events = db.session.execute(
-                select(EventRecord.game_id, EventRecord.body, EventRecord.created_at).where(
-                    EventRecord.type == "timed_out"
-                )
-            ).all()
-            mails = db.session.execute(select(func.count()).select_from(OutboxMail)).scalar_one()
-            db.session.rollback()
-        fires: dict[tuple[str, str], list] = {}
-        for game_id, body, created_at in events:
-            fires.setdefault((game_id, body["window"]), []).append(created_at)
-        due = {(g, w): at for g, w, at in rows if at <= ended}  # fell due during the run
-        lateness = [
-            (min(fires[key]) - at).total_seconds() for key, at in due.items() if key in fires
-        ]
-        twice = sum(1 for key in due if len(fires.get(key, [])) > 1)
-        never = sum(1 for key in due if key not in fires)
-        span = (max(due.values()) - min(due.values())).total_seconds() if due else 0.0
-        windows = Counter(w for _, w in due)
-        print(
-            f"deadlines fell due: {len(due)} of {total} over {span:.1f} s "
-            f"(w0: {windows['w0']}, {last}: {windows[last]})"
-        )
-        if lateness:
+            games, behind = make_games(args, clock)
+            made = time.monotonic() - t0
             print(
-                "lateness (fire time - due time): "
-                f"p50 {percentile(lateness, 50) * 1e3:.0f} ms, "
-                f"p99 {percentile(lateness, 99) * 1e3:.0f} ms, "
-                f"max {max(lateness) * 1e3:.0f} ms, mean {statistics.fmean(lateness) * 1e3:.0f} ms"
+                f"made {len(games)} games in {made:.1f} s, the first due "
+                f"{args.lead + args.window:.0f} s after the start; made after their time: "
+                f"{behind}",
+                flush=True,
             )
-            early = sum(1 for x in lateness if x < 0)
-            print(f"fired before due: {early}")
-            rounds = []
-            for window in measured:
-                late = [
-                    (min(fires[key]) - at).total_seconds()
-                    for key, at in due.items()
-                    if key[1] == window and key in fires
-                ]
-                if late:
-                    rounds.append(f"{window} {percentile(late, 50):.2f}/{max(late):.2f}")
-            print("by window, p50/max s: " + ", ".join(rounds))
-        print(f"fired twice: {twice}")
-        print(f"never fired (no timeout {args.drain:g} s after the run ended): {never}")
-        print(f"mail written to the local outbox during the run: {mails}")
-        errors = sum(
+            cpu = (group_cpu(procs), group_cpu([mail]), postgres_cpu())
+            ended = wait_out(args, games, t0 + args.lead)
+            extra = {
+                "cpu_deadlines_s": round(group_cpu(procs) - cpu[0], 1),
+                "cpu_mail_s": round(group_cpu([mail]) - cpu[1], 1),
+                "cpu_postgres_s": round(postgres_cpu() - cpu[2], 1),
+                "made_late": behind,
+            }
+            result = measure(args, ended)
+        extra["errors"] = sum(
             1
             for log in logs
             for line in log.read_text(errors="replace").splitlines()
             if "ERROR/" in line
         )
-        print(f"worker log errors: {errors} (logs in {folder})")
+        extra["logs"] = str(folder)
+        report(args, result, extra)
     finally:
-        for proc in procs:
+        for proc in [*procs, mail]:
             stop_worker(proc)
         with app.app_context():
             db.session.remove()

@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from imtheboss.engine.stored import ByContent
+
 LETTERS: tuple[str, ...] = ("C", "D", "G", "L", "S", "W")
 """The six investors (see docs/rules.md, Terms): Cashman, Dougherty, Goldman, Liebgeld, Sacks,
 Wadsworth."""
@@ -131,6 +133,12 @@ def load_board(source: Any) -> Board:
         path = Path(source)
         return _parse(_read_json(path), default_name=path.stem)
     return _parse(source, default_name="custom")
+
+
+stored_board: ByContent[Board] = ByContent(load_board)
+"""``load_board(data)`` for a board stored as JSON data (a ``game_started`` event's, a
+snapshot's), checked once per process and then found by its content (``engine.stored``).
+Raises `BoardError` as `load_board`."""
 
 
 @cache

@@ -63,7 +63,7 @@ HANDLERS = {
     **settle.HANDLERS,
     **quiet.HANDLERS,
 }
-__all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "due_windows"]
+__all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "decide_state", "due_windows"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,12 @@ class Command:
 def decide(state: GameState, command: Command) -> list[Event]:
     """The events ``command`` causes in ``state``. Raises ``RuleError`` (code, message, rule id)
     when the rules refuse it; ``state`` is never changed."""
+    return decide_state(state, command)[0]
+
+
+def decide_state(state: GameState, command: Command) -> tuple[list[Event], GameState]:
+    """``decide``, and the state after its events: the scratch copy they were folded into as
+    they were decided (a caller that needs both saves a copy and a second fold)."""
     if command.at is None or command.at.tzinfo is None:
         raise RuleError("bad_command", "a command needs an aware UTC time 'at'")
     spec = COMMANDS.get(command.do)
@@ -114,4 +120,4 @@ def decide(state: GameState, command: Command) -> list[Event]:
     ctx = Ctx(state, command)
     HANDLERS[command.do](ctx)
     settle.settle(ctx)  # standing orders and the away proxy answer at once (A10, A11)
-    return ctx.events
+    return ctx.events, ctx.s

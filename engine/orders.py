@@ -38,6 +38,7 @@ from typing import Any
 
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.stored import ByContent
 
 STOP_CHOICES = ("ask", "unless_aimed", "allow")
 LAST_CALL_CHOICES = ("ask", "unless_involved", "pass")
@@ -204,6 +205,11 @@ def _turn_from(data: Any) -> TurnOrder | None:
         Condition.from_json(data["in_place"], "turn.in_place"),
         Condition.from_json(data["after_roll"], "turn.after_roll"),
     )
+
+
+stored_orders: ByContent[Orders] = ByContent(Orders.from_json)
+"""``Orders.from_json(data)`` for orders stored as JSON (a snapshot's, an event's), checked once
+per process and then found by their content (``engine.stored``). Raises ``OrdersError``."""
 
 
 NO_ORDERS = Orders()

@@ -31,15 +31,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
-from imtheboss.engine.board import Board, load_board
+from imtheboss.engine.board import Board, stored_board
 from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
-from imtheboss.engine.events import Event
+from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
-from imtheboss.engine.orders import NO_ORDERS, Orders
+from imtheboss.engine.orders import NO_ORDERS, Orders, stored_orders
 
-INFLUENCE_EVENTS = frozenset({"family_played", "card_pending", "card_stopped"})
+# A seat's acts since its turn began (V3): the influence events and opening a deal.
+ACTING_EVENTS = frozenset({"family_played", "card_pending", "card_stopped", "deal_opened"})
 
 
 def parse_time(text: str) -> datetime:
@@ -69,13 +70,13 @@ class Window:
         return Window(self.id, self.kind, self.deadline, set(self.answered))
 
 
-@dataclass(frozen=True)
-class Terms:
+class Terms(NamedTuple):
     """Terms between the boss and one provider for one letter (``None``: R4.5, no card).
 
     ``price`` is ``("cash", M)`` or ``("shares", n)``; ``by`` is ``"boss"`` or ``"provider"``
     (who named these terms: the other side may accept them, A7); ``card`` the card name put
-    forward (``investor:C``, ``family:S``) or ``None``."""
+    forward (``investor:C``, ``family:S``) or ``None``. A named tuple, as ``Event``: a replay
+    builds one for every terms event."""
 
     provider: int
     letter: str | None
@@ -302,7 +303,7 @@ def start_state(event: Event) -> GameState:
     state = GameState(
         players=list(d["players"]),
         options=Options.from_json(d["options"]),
-        board=load_board(d["board"]),
+        board=stored_board(d["board"]),
         seed=d["seed"],
         seed_hash=d["seed_hash"],
         rng_count=d["rng_count"],
@@ -324,7 +325,7 @@ def start_state(event: Event) -> GameState:
         acted_since_turn=[True] * n,
         had_turn=[False] * n,
         seq=1,
-        orders=[Orders.from_json(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
+        orders=[stored_orders(o) for o in d["orders"]] if "orders" in d else [NO_ORDERS] * n,
         last_act=[d.get("at")] * n,
         proxied=[False] * n,
         nights=[None] * n,
@@ -337,24 +338,51 @@ def start_state(event: Event) -> GameState:
     return state
 
 
+def replay_json(records: Iterable[dict[str, Any]]) -> GameState:
+    """``replay`` of a log read as JSON (``Event.to_json`` records, as ``json.loads`` gives
+    them): each record is folded as it comes, taken over (``take_record``: nothing copied, no
+    ``Event`` built). Raises ``ValueError`` as ``replay``, and for a malformed record."""
+    it = iter(records)
+    first = next(it, None)
+    state = replay(() if first is None else (Event.take_json(first),))
+    for record in it:
+        if type(record) is dict and record.get("v") == SCHEMA_VERSION and "type" in record:
+            kind, by = record.pop("type"), record.pop("by", None)  # as take_record, inline
+            del record["v"]
+            fold(state, kind, record, by)
+        else:
+            kind, data, by, _v = take_record(record)  # checks, and upgrades older versions
+            fold(state, kind, data, by)
+    return state
+
+
 def apply_in_place(state: GameState, event: Event) -> None:
     """Fold one event into ``state``, changing it."""
+    fold(state, event.type, event.data, event.by)
+
+
+def fold(state: GameState, kind: str, data: dict[str, Any], by: int | None) -> None:
+    """``apply_in_place`` of the event ``Event(kind, data, by)``, given by its parts (a stored
+    row's, a JSON record's) so that none needs to be built. Raises ``ValueError`` for an unknown
+    event type."""
     state.seq += 1
-    data = event.data
-    if event.by is not None and event.type != "timed_out" and not data.get("order"):
-        seat = event.by  # the seat's own act: it is not away, nor proxied, any more (A6, A11)
-        state.missed[seat] = 0
-        state.away[seat] = False
-        state.proxied[seat] = False
-        state.proxy_windows.pop(seat, None)
-        if "at" in data:
-            state.last_act[seat] = data["at"]
-    if event.by is not None and (event.type in INFLUENCE_EVENTS or event.type == "deal_opened"):
-        state.acted_since_turn[event.by] = True
-    handler = _HANDLERS.get(event.type)
-    if handler is None:
-        raise ValueError(f"unknown event type {event.type!r}")
-    handler(state, event.data, event.by)
+    if by is not None:
+        if kind != "timed_out" and not data.get("order"):
+            # the seat's own act: it is not away, nor proxied, any more (A6, A11)
+            state.missed[by] = 0
+            state.away[by] = False
+            state.proxied[by] = False
+            if state.proxy_windows:
+                state.proxy_windows.pop(by, None)
+            if "at" in data:
+                state.last_act[by] = data["at"]
+        if kind in ACTING_EVENTS:
+            state.acted_since_turn[by] = True
+    try:
+        handler = _HANDLERS[kind]
+    except KeyError:
+        raise ValueError(f"unknown event type {kind!r}") from None
+    handler(state, data, by)
 
 
 # -- handlers ---------------------------------------------------------------------------------
@@ -436,11 +464,15 @@ def _family_played(s: GameState, d: dict, by: int | None) -> None:
 
 
 def _terms_set(s: GameState, d: dict, by: int | None) -> None:
-    price = next(iter(d["price"].items()))
-    t = Terms(d["provider"], d["letter"], (price[0], price[1]), d["by_side"], d["card"])
-    s.deal.terms[(t.provider, t.letter)] = t
+    (price,) = d["price"].items()  # ("cash", M) or ("shares", n)
+    provider, letter, deal = d["provider"], d["letter"], s.deal
+    terms = _new_terms(Terms, (provider, letter, price, d["by_side"], d["card"]))
+    deal.terms[(provider, letter)] = terms
     if d.get("order") or d.get("proxy"):  # a posted price: offered once to each boss (A10, A11)
-        s.deal.posted.add((t.provider, t.letter, s.deal.boss))
+        deal.posted.add((provider, letter, deal.boss))
+
+
+_new_terms = tuple.__new__  # ``Terms(...)`` without the Python-level ``__new__`` of a named tuple
 
 
 def _terms_removed(s: GameState, d: dict, by: int | None) -> None:
@@ -591,7 +623,7 @@ def _seat_away(s: GameState, d: dict, by: int | None) -> None:
 
 
 def _orders_set(s: GameState, d: dict, by: int | None) -> None:
-    s.orders[d["seat"]] = Orders.from_json(d["orders"])
+    s.orders[d["seat"]] = stored_orders(d["orders"])
 
 
 def _proxy_scheduled(s: GameState, d: dict, by: int | None) -> None:
@@ -648,7 +680,7 @@ def card_name(card_id: int) -> str:
 # -- snapshots --------------------------------------------------------------------------------
 
 SNAPSHOT_FORMAT = 3
-FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders")  # in ``engine``
+FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders", "stored")
 
 
 class SnapshotError(ValueError):
@@ -820,7 +852,7 @@ def _state_from(d: dict[str, Any]) -> GameState:
     return GameState(
         players=list(d["players"]),
         options=Options.from_json(d["options"]),
-        board=load_board(d["board"]),
+        board=stored_board(d["board"]),
         seed=d["seed"],
         seed_hash=d["seed_hash"],
         rng_count=d["rng_count"],
@@ -853,7 +885,7 @@ def _state_from(d: dict[str, Any]) -> GameState:
         end_sum=d["end_sum"],
         winners=list(d["winners"]),
         seq=d["seq"],
-        orders=[Orders.from_json(o) for o in d["orders"]],
+        orders=[stored_orders(o) for o in d["orders"]],
         last_act=list(d["last_act"]),
         proxy_windows={k: _window_from(w) for k, w in d["proxy_windows"]},
         proxied=list(d["proxied"]),

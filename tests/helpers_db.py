@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from helpers_wait import wait_for
 
 SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
 
@@ -44,9 +45,26 @@ def refuse_connections(name: str) -> None:
     ones are ended (``allow_connections`` brings it back)."""
     with admin_conn() as conn:
         conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+    end_connections(name)
+
+
+def end_connections(name: str) -> int:
+    """End every open connection to database ``name`` on the server side
+    (``pg_terminate_backend``, as a restart or a failover would) and wait until they are gone;
+    how many there were. Their clients find out when they next use them."""
+    with admin_conn() as conn:
+        (count,) = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s",
+            (name,),
+        ).fetchone()
+        query = "SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = %s"
+        wait_for(
+            lambda: conn.execute(query, (name,)).fetchone()[0],
+            10,
+            every=0.01,
+            what=f"the connections to {name} to end",
         )
+    return count
 
 
 def allow_connections(name: str) -> None:

@@ -89,8 +89,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         static_folder="static",
     )
     app.config.update(
-        # hide_parameters: SQL errors (and their log lines) never show the values of a query
-        SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True, "hide_parameters": True},
+        # hide_parameters: SQL errors (and their log lines) never show the values of a query.
+        # No pool_pre_ping: a dead pooled connection is retried instead (web/retry.py).
+        SQLALCHEMY_ENGINE_OPTIONS={"hide_parameters": True},
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
         AUTO_MIGRATE=settings.embedded,  # else the release step migrates (Procfile)

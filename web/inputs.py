@@ -25,7 +25,7 @@ import math
 import re
 from typing import Any
 
-from flask import Flask, g, request
+from flask import Flask, request
 from flask_babel import gettext as _
 from imtheboss.web.service import ServiceError
 
@@ -124,14 +124,21 @@ def loads(text: str | bytes, where: str = "") -> Any:
 
 
 def json_body() -> Any:
-    """The request's JSON body, parsed and checked once per request. Raises ``ServiceError`` 400:
-    ``bad_json`` for a body that is not JSON, ``bad_input`` as ``check_json``."""
-    if "imtheboss_json" not in g:
+    """The request's JSON body, parsed and checked once per request (kept on the request, not on
+    ``g``: an app context may outlive many requests, in tests and scripts). Raises
+    ``ServiceError`` 400: ``bad_json`` for a body that is not JSON, ``bad_input`` as
+    ``check_json``."""
+    parsed = getattr(request, "imtheboss_json", _UNREAD)
+    if parsed is _UNREAD:
         try:
-            g.imtheboss_json = loads(request.get_data(cache=True))
+            parsed = loads(request.get_data(cache=True))
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             raise ServiceError(400, "bad_json", _("The request body is not valid JSON.")) from None
-    return g.imtheboss_json
+        request.imtheboss_json = parsed
+    return parsed
+
+
+_UNREAD = object()
 
 
 def check_request() -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
+from imtheboss.web.retry import RetryingSession
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -24,6 +25,8 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    literal_column,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -32,7 +35,7 @@ class Base(DeclarativeBase):
     pass
 
 
-db = SQLAlchemy(model_class=Base)
+db = SQLAlchemy(model_class=Base, session_options={"class_": RetryingSession})
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
 
@@ -160,14 +163,41 @@ class CommandRecord(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+OPEN = "state = 'open'"
+# The same values as SQL literals, for the queries that read the partial indexes: a bound
+# parameter would not do (SQLite matches a partial index's terms only to the same constants,
+# and a plan PostgreSQL prepares once for any value cannot use it).
+OPEN_STATE = literal_column("'open'")
+PENDING = literal_column("'pending'")
+SENDING = literal_column("'sending'")
+
+
 class Deadline(db.Model):
-    """An open window's deadline (A1): the worker sends ``timeout`` when ``due_at`` passes.
-    ``state``: ``open``, ``done`` (the window ended or the timeout was submitted)."""
+    """An open window's deadline (A1): a deadlines worker sends ``timeout`` when ``due_at``
+    passes. ``state``: ``open``, ``done`` (the window ended or the timeout was submitted).
+
+    ``scheduled_at``: when a worker claimed the row to fire it (``None``: unclaimed, also once
+    the deadline moves); a claim older than ``DEADLINE_STALE_SECONDS`` is a lost worker's and
+    is taken again. ``remind_at``: when the reminder is due (80% of the window; written by the
+    sweep, pushed on while a mail worker writes it); ``reminded`` once it is written. Partial
+    indexes hold only the open rows, so finding what is due does not grow with the rows of
+    every game that ever ran."""
 
     __tablename__ = "deadlines"
     __table_args__ = (
         UniqueConstraint("game_id", "window_id"),
-        Index("ix_deadlines_due", "state", "due_at"),
+        Index(
+            "ix_deadlines_open_due",
+            "due_at",
+            postgresql_where=text(OPEN),
+            sqlite_where=text(OPEN),
+        ),
+        Index(
+            "ix_deadlines_open_remind",
+            "remind_at",
+            postgresql_where=text(f"{OPEN} AND NOT reminded"),
+            sqlite_where=text(f"{OPEN} AND reminded = 0"),
+        ),
     )
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
@@ -178,6 +208,7 @@ class Deadline(db.Model):
     scheduled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     reminded: Mapped[bool] = mapped_column(Boolean, default=False)
+    remind_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class Notification(db.Model):
@@ -191,12 +222,26 @@ class Notification(db.Model):
     the SMTP server; never sent again automatically), ``sent``, ``skipped`` (not wanted, or no
     longer true), ``failed`` (for good: ``email_error`` says why), ``unknown`` (left
     ``sending`` by a worker that died mid-send: it may or may not have gone out).
-    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended.
+    ``attempts`` counts the tries, ``emailed_at`` is when the last one began or ended,
+    ``queued_at`` when the sweep last queued the row again (the queue had lost it, or a retry
+    was due): it is not queued again within a minute of that.
     ``email_error`` is the last failure's code (``refused``, ``deferred``, ``timeout``...: see
     ``imtheboss.web.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
 
     __tablename__ = "notifications"
-    __table_args__ = (Index("ix_notifications_seat", "game_id", "seat_index", "id"),)
+    __table_args__ = (
+        Index("ix_notifications_seat", "game_id", "seat_index", "id"),
+        # the sweep's re-queue looks only at pending rows, its lost sends at sending ones
+        *(
+            Index(
+                f"ix_notifications_{state}",
+                "id",
+                postgresql_where=text(f"email_state = '{state}'"),
+                sqlite_where=text(f"email_state = '{state}'"),
+            )
+            for state in ("pending", "sending")
+        ),
+    )
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat_index: Mapped[int] = mapped_column(Integer)
@@ -210,6 +255,7 @@ class Notification(db.Model):
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     email_state: Mapped[str] = mapped_column(String(12), default="pending")
     emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     to_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     email_error: Mapped[str | None] = mapped_column(String(32), nullable=True)

@@ -101,6 +101,14 @@ def invitation(
     return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
 
 
+def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
+    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
+    urgent, written by the worker at 80% of the window."""
+    text = "Reminder: your answer is due soon"
+    body = {"window": window, "until": until.isoformat()}
+    return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
+
+
 def organiser_confirmation(
     game_id: str, to: str, admin_link: str, players: int, locale: str, at: datetime
 ) -> dict[str, Any]:
@@ -124,6 +132,24 @@ def email_changed(
     body = {"for_seat": seat, "name": name, "locale": locale}
     row = _row(game_id, -1, "email_changed", key, text, True, seq, at, **body)
     return {**row, "to_email": old}
+
+
+ASKED_BY = {"stop": "card_pending", "last_call": "close_called"}
+
+
+def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[str, Any]:
+    """What a mail that asks ``seat`` for an answer also says: the card waiting for answers
+    (who played which card on whose card), or who called the last call, as a message; for a
+    turn, where the marker stands."""
+    if kind == "your_turn" and state.marker is not None:
+        return {"space": state.marker}
+    asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
+    return {"asked": _said(asked, seat)} if asked is not None else {}
+
+
+def _own(event: Event, seat: int) -> bool:
+    """``event`` is ``seat``'s own act (not one its standing orders made): no mail about it."""
+    return event.by == seat and not event.data.get("order")
 
 
 def notifications_for(
@@ -162,25 +188,20 @@ def notifications_for(
         if a["for"] == "negotiation" or (a["seat"], a["window"]) in old:
             continue
         kind = ANSWER_KINDS[a["for"]]
-        text = {
-            "your_turn": "It is your turn",
-            "place_marker": "Place the marker to start the game",
-            "discard": "Discard down to your hand limit",
-            "stop": "A card waits for your answer: stop it or let it happen",
-            "last_call": "Last call: pass or play a card before the deal closes",
-        }[kind]
+        extra = _asked(kind, a["seat"], events, state)
         rows.append(
             _row(
                 game_id,
                 a["seat"],
                 kind,
                 a["window"],
-                text,
+                kind.replace("_", " "),  # the kind says it (imtheboss.web.story.KIND_TEXTS)
                 True,
                 last_seq,
                 at,
                 window=a["window"],
                 until=a["until"].isoformat(),
+                **extra,
             )
         )
     # each event is read in the state it made, not the state after the last one (orders may
@@ -218,7 +239,9 @@ def notifications_for(
                 rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
         elif t == "agreement_made":
             boss = now.deal.boss if now.deal else None
-            for seat in {d["provider"], boss} - {None}:
+            for seat in sorted({d["provider"], boss} - {None}):
+                if _own(event, seat):
+                    continue
                 rows.append(
                     _row(
                         game_id,
@@ -233,6 +256,8 @@ def notifications_for(
                 )
         elif t == "card_took_effect" and d["kind"] == "boss":
             for seat in range(now.n):
+                if seat == d["seat"]:  # the new boss played the card
+                    continue
                 rows.append(
                     _row(
                         game_id,
@@ -252,6 +277,8 @@ def notifications_for(
                 "game_ended": "game_over",
             }[t]
             for seat in range(now.n):
+                if t == "deal_failed" and _own(event, seat):  # the boss declared it failed
+                    continue
                 rows.append(
                     _row(
                         game_id,

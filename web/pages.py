@@ -198,6 +198,20 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
 
 
+@bp.before_app_request
+def _remember_language() -> None:
+    """A seat that picks a language in the header (``?lang=``) reads its mail in it too: the
+    choice is the seat's language from then on (its settings page shows it)."""
+    lang = request.args.get("lang")
+    gid = (request.view_args or {}).get("gid")
+    if lang not in LANGUAGES or not isinstance(gid, str) or request.method != "GET":
+        return
+    row = _seat_row(gid, current_seat(gid))
+    if row is not None and row.locale != lang:
+        row.locale = lang
+        db.session.commit()
+
+
 # -- signing in ------------------------------------------------------------------------------
 
 

@@ -5,7 +5,8 @@ transport in the instance folder's ``broker/`` (no server, works across the proc
 ``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree,
 on the broker and on the queues: ``deadlines`` and ``mail`` (``TASK_ROUTES``), each consumed by
 a worker of its own (``-Q``), so a hanging mail server never holds up a deadline. A worker
-started without ``-Q`` consumes both.
+started without ``-Q`` consumes both. The web sends only mail: a commit that made none sends
+nothing.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from kombu.utils.json import dumps
 QUEUES = ("deadlines", "mail")
 TASK_ROUTES = {
     "imtheboss.worker.tasks.fire_deadline": {"queue": "deadlines"},
-    "imtheboss.worker.tasks.game_changed": {"queue": "deadlines"},
     "imtheboss.worker.tasks.sweep": {"queue": "deadlines"},
+    "imtheboss.worker.tasks.sweep_mail": {"queue": "mail"},
+    "imtheboss.worker.tasks.game_changed": {"queue": "mail"},
+    "imtheboss.worker.tasks.remind": {"queue": "mail"},
     "imtheboss.worker.tasks.deliver": {"queue": "mail"},
+    "imtheboss.worker.tasks.deliver_many": {"queue": "mail"},
     "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
 }
 ROUTING = {
@@ -114,8 +118,9 @@ def send(name: str, *args: Any, **options: Any) -> None:
 
 
 def init_queue(app: Flask) -> None:
-    """After each committed change to a game, tell the worker (``TASKS`` config, default on).
-    A lost message is recovered by the worker's periodic sweep."""
+    """After each commit that made mail, tell the mail worker (``TASKS`` config, default on):
+    one ``game_changed`` task. Deadlines need no task: the deadlines workers find them in the
+    database. A lost message is recovered by the worker's periodic sweep."""
     from imtheboss.web.service import on_commit
 
     if app.config.get("TASKS", True):

@@ -3,8 +3,9 @@
 ``submit(game_id, seat, command, idempotency_key)`` runs in one transaction: lock the game row,
 rebuild the state from the snapshot plus the tail of the log, ``engine.decide``, append the events
 with the next sequence numbers, update the game's deadlines, write the notification rows
-(outbox), remember the idempotency key. After commit it calls the registered ``after_commit``
-hooks (the worker's scheduling and delivery).
+(outbox), remember the idempotency key. After a commit that wrote notification rows it calls
+the registered ``after_commit`` hooks (the worker's delivery); deadlines need no hook, the
+deadlines workers find them in the database.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,16 +24,18 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.board import Board, BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
-from imtheboss.engine.events import Event
-from imtheboss.engine.game import COMMANDS, Command, decide, due_windows
+from imtheboss.engine.events import Event, take_record
+from imtheboss.engine.game import COMMANDS, Command, decide_state, due_windows
 from imtheboss.engine.options import Options, OptionsError
 from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.engine.setup import SetupError, new_game
 from imtheboss.engine.state import (
     GameState,
     SnapshotError,
-    apply_in_place,
+    Window,
+    fold,
     replay,
+    replay_json,
     snapshot_is_current,
     state_from_json,
     state_to_json,
@@ -53,6 +56,16 @@ from imtheboss.web.notify import (
     invitation,
     notifications_for,
     organiser_confirmation,
+)
+from imtheboss.web.store import (
+    STATES,
+    Held,
+    LockedGame,
+    event_rows,
+    insert_new,
+    insert_rows,
+    lock_game,
+    write_command,
 )
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -239,7 +252,7 @@ def create_game(
     base = current_app.config["BASE_URL"].rstrip("/")
     if confirmed:
         links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
-        _append(game, None, events, replay(events), None, now, links)
+        _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
         row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
@@ -317,7 +330,7 @@ def confirm_game(game_id: str) -> int:
         links.append(f"{base}/g/{game_id}/s/{token}")
     game.settings = settings
     game.status = "active"
-    _append(game, None, events, replay(events), None, now, links)
+    _append(game, events, replay(events), now, links)
     db.session.commit()
     _after_commit(game_id)
     return len(seats)
@@ -343,47 +356,96 @@ def require_confirmed(game: Game) -> None:
 
 def load_events(game_id: str, after: int = 0, upto: int | None = None) -> list[Event]:
     """The game's events with ``after < seq <= upto``, in order."""
+    return [Event.take_json(record) for record in _records(_event_rows(game_id, after, upto))]
+
+
+def _event_rows(game_id: str, after: int, upto: int | None) -> list[Any]:
+    """``(type, body, seat)`` of the stored events with ``after < seq <= upto``, in order."""
     query = select(EventRecord.type, EventRecord.body, EventRecord.seat).where(
         EventRecord.game_id == game_id, EventRecord.seq > after
     )
     if upto is not None:
         query = query.where(EventRecord.seq <= upto)
-    rows = db.session.execute(query.order_by(EventRecord.seq)).all()
-    return [Event.from_json({**body, "type": type_, "by": seat}) for type_, body, seat in rows]
+    return list(db.session.execute(query.order_by(EventRecord.seq)).all())
 
 
-def load_state(game: Game) -> GameState:
+def _records(rows: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """Stored ``(type, body, seat)`` rows as ``Event.to_json`` records: each fresh body from the
+    database becomes its record (taken over, not copied)."""
+    for type_, body, seat in rows:
+        body["type"] = type_
+        body["by"] = seat
+        yield body
+
+
+def load_state(game: Game, tail: list[Any] | None = None) -> GameState:
     """The game's state after exactly ``game.last_seq`` events, so it agrees with the row even
     while others commit: the snapshot plus the events after it (at most ``SNAPSHOT_EVERY``), so
-    loading does not slow down as a game grows. A snapshot this engine refuses
-    (``SnapshotError``: written before a format change or by other engine code) is ignored and
-    the whole log replayed; the next write (``submit``) stores a current one. Raises
-    ``ServiceError`` 409 for a game that waits for its organiser (it has no state yet)."""
+    loading does not slow down as a game grows. ``tail``: those events' ``(type, body, seat)``
+    rows when the caller read them already (``_lock``); they are used only when they are all of
+    them. A snapshot this engine refuses (``SnapshotError``: written before a format change or
+    by other engine code) is ignored and the whole log replayed; the next write (``submit``)
+    stores a current one. Raises ``ServiceError`` 409 for a game that waits for its organiser
+    (it has no state yet)."""
     require_confirmed(game)
-    if game.snapshot is not None:
-        try:
-            state = state_from_json(game.snapshot)
-        except SnapshotError as exc:
-            current_app.logger.debug("snapshot of game %s ignored: %s", game.id, exc)
-        else:
-            for event in load_events(game.id, game.snapshot_seq, game.last_seq):
-                apply_in_place(state, event)
-            return state
-    return replay(load_events(game.id, 0, game.last_seq))
+    if tail is None or len(tail) != game.last_seq - game.snapshot_seq:
+        tail = _event_rows(game.id, game.snapshot_seq, game.last_seq)
+    if game.snapshot is None:
+        return replay_json(_records(tail))
+    try:
+        state = state_from_json(game.snapshot)
+    except SnapshotError as exc:
+        current_app.logger.debug("snapshot of game %s ignored: %s", game.id, exc)
+        return replay_json(_records(_event_rows(game.id, 0, game.last_seq)))
+    for kind, data, by, _v in map(take_record, _records(tail)):
+        fold(state, kind, data, by)
+    return state
 
 
 def get_game(game_id: str, *, lock: bool = False) -> Game:
-    """The game row (locked ``FOR UPDATE`` when ``lock``). Raises ``ServiceError`` 404, also for
-    an id no game can have (``GAME_ID``)."""
-    if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
-        raise ServiceError(404, "no_game", "there is no such game")
+    """The game row (locked ``FOR UPDATE`` when ``lock``, and then read afresh even if the
+    session holds it). Raises ``ServiceError`` 404, also for an id no game can have
+    (``GAME_ID``)."""
+    _check_game_id(game_id)
     query = select(Game).where(Game.id == game_id)
     if lock:
-        query = query.with_for_update()
+        query = query.with_for_update().execution_options(populate_existing=True)
     game = db.session.execute(query).scalar_one_or_none()
     if game is None:
         raise ServiceError(404, "no_game", "there is no such game")
     return game
+
+
+def _check_game_id(game_id: Any) -> None:
+    if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
+        raise ServiceError(404, "no_game", "there is no such game")
+
+
+def _lock(game_id: str, held: Held | None) -> tuple[LockedGame, list[Any] | None]:
+    """The game row locked, with the events after its snapshot, or after ``held`` (the state
+    this process holds), on PostgreSQL (``store.lock_game``). Raises ``ServiceError`` 404."""
+    _check_game_id(game_id)
+    game, tail = lock_game(game_id, held)
+    if game is None:
+        raise ServiceError(404, "no_game", "there is no such game")
+    return game, tail
+
+
+def _locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
+    """The state of the locked ``game``: ``held`` plus the events after it when the lock read
+    those (``base_seq`` is its seq), else ``load_state``. May be ``held``'s own state: read it,
+    never change it."""
+    if held is None or game.base_seq != held.seq:
+        return load_state(game, tail)
+    require_confirmed(game)
+    if tail is None or len(tail) != game.last_seq - game.base_seq:
+        tail = _event_rows(game.id, game.base_seq, game.last_seq)
+    if not tail:
+        return held.state
+    state = held.state.clone()
+    for kind, data, by, _v in map(take_record, _records(tail)):
+        fold(state, kind, data, by)
+    return state
 
 
 # -- the one way in --------------------------------------------------------------------------
@@ -392,12 +454,15 @@ def get_game(game_id: str, *, lock: bool = False) -> Game:
 @dataclass
 class SubmitResult:
     """``events``: ``[(seq, Event)]`` the command appended; ``duplicate``: the key was seen
-    before and nothing was appended (A7); ``state``: the state after."""
+    before and nothing was appended (A7); ``state``: the state after (this process keeps it for
+    the game's next submit, ``store.STATES``: read it, never change it); ``notified``: the seats
+    that got outbox rows."""
 
     events: list[tuple[int, Event]]
     duplicate: bool
     state: GameState | None = None
     notified: list[int] = field(default_factory=list)
+    deadlines_changed: bool = False  # a deadline row was opened, moved or ended
 
 
 def parse_command(seat: int | None, body: dict[str, Any], at: datetime) -> Command:
@@ -408,8 +473,11 @@ def parse_command(seat: int | None, body: dict[str, Any], at: datetime) -> Comma
         or body["do"] not in COMMANDS
     ):
         raise ServiceError(400, "bad_command", 'a command is {"do": NAME, ...arguments}')
-    args = {k: v for k, v in body.items() if k not in ("do", "by", "at")}
+    args = {k: v for k, v in body.items() if k not in NOT_ARGUMENTS}
     return Command(body["do"], seat, args, at)
+
+
+NOT_ARGUMENTS = ("do", "by", "at")  # the seat and the time are the server's, never the body's
 
 
 def submit(
@@ -449,130 +517,190 @@ def submit(
     except BaseException:
         db.session.rollback()
         raise
-    if not result.duplicate:
+    if result.notified:  # a commit that made no mail tells nobody
         _after_commit(game_id)
     return result
 
 
 def _submit(game_id, seat, command, key, now) -> SubmitResult:
-    game = get_game(game_id, lock=True)
+    """One try of ``submit``. The key is checked by the unique constraint of the command's own
+    insert (``store.write_command``), not by a read before it; a command refused before that
+    insert is looked up as a repeat first (``_repeated``: a repeat is answered as such, even
+    when the game has moved on so far that the rules would refuse the command now)."""
+    held = STATES.get(game_id)
+    game, tail = _lock(game_id, held)
     scope = SERVER_SCOPE if seat is None else seat
+    try:
+        if game.status == "paused":
+            raise ServiceError(409, "paused", "the game is paused by its organiser")
+        at = now or now_utc()
+        cmd = parse_command(seat, command, at)
+        before = _locked_state(game, tail, held)
+        try:
+            events, state = decide_state(before, cmd)
+        except RuleError as exc:
+            raise ServiceError(409, exc.code, exc.message, exc.rule) from None
+    except ServiceError:
+        repeated = _repeated(game_id, scope, key, command)
+        if repeated is not None:
+            return repeated
+        raise
+    read, first = replace(game), game.last_seq + 1
+    _advance(game, state, game.last_seq + len(events))
+    row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
+    if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
+        db.session.rollback()  # the key was used before: nothing of this try is kept
+        repeated = _repeated(game_id, scope, key, command)
+        if repeated is None:  # pragma: no cover - a row that conflicts was just there
+            raise IntegrityError("commands", None, Exception("idempotency key"))
+        return repeated
+    record_negotiations(game_id, first, events, at)  # a statement only when a deal opens, ends
+    deadlines_changed = _sync_deadlines(game_id, before, state)
+    notified = _outbox(game_id, before, events, state, first, at)
+    db.session.commit()
+    if events:
+        STATES.put(game_id, Held(game.last_seq, at, state))
+    appended = list(zip(range(first, first + len(events)), events, strict=True))
+    return SubmitResult(appended, False, state, notified, deadlines_changed)
+
+
+def _body_of(command: Any) -> dict[str, Any] | None:
+    """What the ``commands`` row stores of a command body (``{"do", ...arguments}``)."""
+    if not isinstance(command, dict):
+        return None
+    return {"do": command.get("do"), **{k: v for k, v in command.items() if k not in NOT_ARGUMENTS}}
+
+
+def _command_row(
+    game_id: str, cmd: Command, scope: int, key: str, first: int, last: int
+) -> dict[str, Any]:
+    """The ``commands`` row of ``cmd``, which appended the events ``first`` to ``last``."""
+    return {
+        "game_id": game_id,
+        "seat": cmd.by,
+        "scope": scope,
+        "idempotency_key": key,
+        "body": {"do": cmd.do, **cmd.args},
+        "first_seq": first,
+        "last_seq": last,
+        "created_at": cmd.at,
+    }
+
+
+def _repeated(game_id: str, scope: int, key: str, command: Any) -> SubmitResult | None:
+    """The first result of ``key`` in ``scope`` (A7: a repeat appends nothing), the transaction
+    ended; ``None`` when the key was not used. Raises ``ServiceError`` 409 ``key_reused`` when
+    the key was used for another command (a client bug, or a form changed and sent again)."""
+    db.session.rollback()
     seen = db.session.execute(
-        select(CommandRecord).where(
+        select(CommandRecord.first_seq, CommandRecord.last_seq, CommandRecord.body).where(
             CommandRecord.game_id == game_id,
             CommandRecord.scope == scope,
             CommandRecord.idempotency_key == key,
         )
-    ).scalar_one_or_none()
-    if seen is not None:
-        events = load_events(game_id, seen.first_seq - 1, seen.last_seq)
-        db.session.commit()
-        return SubmitResult(
-            list(zip(range(seen.first_seq, seen.last_seq + 1), events, strict=True)), True
+    ).one_or_none()
+    db.session.rollback()
+    if seen is None:
+        return None
+    first_seq, last_seq, body = seen
+    if body != _body_of(command):
+        raise ServiceError(
+            409, "key_reused", "this idempotency key was used for another command", "A7"
         )
-    if game.status == "paused":
-        raise ServiceError(409, "paused", "the game is paused by its organiser")
-    at = now or now_utc()
-    cmd = parse_command(seat, command, at)
-    state = load_state(game)
-    before = state.clone()
-    try:
-        events = decide(state, cmd)
-    except RuleError as exc:
-        raise ServiceError(409, exc.code, exc.message, exc.rule) from None
-    for event in events:
-        apply_in_place(state, event)
-    record = CommandRecord(
-        game_id=game_id,
-        seat=seat,
-        scope=scope,
-        idempotency_key=key,
-        body={"do": cmd.do, **cmd.args},
-        first_seq=game.last_seq + 1,
-        last_seq=game.last_seq + len(events),
-        created_at=at,
-    )
-    db.session.add(record)
-    db.session.flush()
-    first = game.last_seq + 1
-    notified = _append(game, record.id, events, state, before, at)
+    events = load_events(game_id, first_seq - 1, last_seq)
     db.session.commit()
-    return SubmitResult(
-        list(zip(range(first, first + len(events)), events, strict=True)), False, state, notified
-    )
+    return SubmitResult(list(zip(range(first_seq, last_seq + 1), events, strict=True)), True)
 
 
 def _append(
     game: Game,
-    command_id: int | None,
     events: list[Event],
     state: GameState,
-    before: GameState | None,
     at: datetime,
-    links: list[str] | None = None,
-) -> list[int]:
-    """Append events, keep the negotiations' ranges, move the snapshot, sync deadlines, write
-    the outbox. Returns the seats notified."""
-    seq = game.last_seq
-    for event in events:
-        seq += 1
-        body = {k: v for k, v in event.to_json().items() if k not in ("type", "by")}
-        db.session.add(
-            EventRecord(
-                game_id=game.id,
-                seq=seq,
-                type=event.type,
-                body=body,
-                seat=event.by,
-                created_at=at,
-                command_id=command_id,
-            )
-        )
+    links: list[str],
+) -> None:
+    """A new game's first events (``create_game``, ``confirm_game``): append them, keep the
+    negotiations' ranges, write the snapshot, the deadlines and the invitations (``links``:
+    each seat's secret link). The game's own changes are flushed at commit."""
+    first = game.last_seq + 1
+    insert_rows("events", event_rows(game.id, first, events, at, None))
+    record_negotiations(game.id, first, events, at)
+    _advance(game, state, first + len(events) - 1)
+    _sync_deadlines(game.id, None, state)
+    _outbox(game.id, None, events, state, first, at, links)
+
+
+def _advance(game: Game | LockedGame, state: GameState, seq: int) -> None:
+    """The game row after its events up to ``seq`` (``state``): ``last_seq``, ``over`` at the
+    end, the snapshot moved every ``SNAPSHOT_EVERY`` events (and when it is stale)."""
     game.last_seq = seq
-    record_negotiations(game.id, seq - len(events) + 1, events, at)
     if state.phase == "game_over":
         game.status = "over"
     stale = game.snapshot is not None and not snapshot_is_current(game.snapshot)
     if stale or seq - game.snapshot_seq >= SNAPSHOT_EVERY or state.phase == "game_over":
         game.snapshot = state_to_json(state)
         game.snapshot_seq = seq
-    _sync_deadlines(game.id, state)
-    rows = notifications_for(game.id, before, events, state, seq - len(events) + 1, at, links)
-    for row in rows:
-        db.session.add(Notification(**row))
-    return sorted({r["seat_index"] for r in rows})
 
 
-def _sync_deadlines(game_id: str, state: GameState) -> None:
-    """One ``open`` row per window with a deadline; windows that ended are ``done``."""
-    open_windows = {w.id: w for w in due_windows(state)} if state.phase != "game_over" else {}
-    rows = db.session.execute(
-        select(Deadline).where(Deadline.game_id == game_id, Deadline.state == "open")
-    ).scalars()
-    known = set()
-    for row in rows:
-        if row.window_id in open_windows:
-            known.add(row.window_id)
-            if row.due_at != open_windows[row.window_id].deadline:  # moved (A1, resume)
-                row.due_at = open_windows[row.window_id].deadline
-                row.scheduled_at = None
-        else:
-            row.state = "done"
-    for wid, window in open_windows.items():
-        if wid not in known:
-            exists = db.session.execute(
-                select(Deadline.id).where(Deadline.game_id == game_id, Deadline.window_id == wid)
-            ).first()
-            if exists is None:
-                db.session.add(
-                    Deadline(
-                        game_id=game_id,
-                        window_id=wid,
-                        kind=window.kind,
-                        due_at=window.deadline,
-                        opened_at=now_utc(),
-                    )
-                )
+def _outbox(
+    game_id: str,
+    before: GameState | None,
+    events: list[Event],
+    state: GameState,
+    first: int,
+    at: datetime,
+    links: list[str] | None = None,
+) -> list[int]:
+    """Write the notification rows of ``events`` appended at ``first`` (one statement); the
+    seats notified."""
+    notes = notifications_for(game_id, before, events, state, first, at, links)
+    insert_rows("notifications", notes)
+    return sorted({r["seat_index"] for r in notes})
+
+
+def _deadline_windows(state: GameState | None) -> dict[str, Window]:
+    """The windows of ``state`` that have a deadline row (none before a game, none once over)."""
+    if state is None or state.phase == "game_over":
+        return {}
+    return {w.id: w for w in due_windows(state)}
+
+
+def _sync_deadlines(game_id: str, before: GameState | None, state: GameState) -> bool:
+    """One ``open`` row per window with a deadline; windows that ended are ``done``. The rows
+    are those of the windows ``before`` the command, so only what changed is written, from the
+    two states' windows, without reading a row. Returns whether a row changed."""
+    old, new = _deadline_windows(before), _deadline_windows(state)
+    table = Deadline.__table__
+    ended = [wid for wid in old if wid not in new]
+    if ended:
+        db.session.execute(
+            update(table)
+            .where(table.c.game_id == game_id, table.c.window_id.in_(ended))
+            .where(table.c.state == "open")
+            .values(state="done")
+        )
+    moved = [w for wid, w in new.items() if wid in old and old[wid].deadline != w.deadline]
+    for window in moved:  # A1, a resume
+        db.session.execute(
+            update(table)
+            .where(table.c.game_id == game_id, table.c.window_id == window.id)
+            .where(table.c.state == "open")
+            .values(due_at=window.deadline, scheduled_at=None)
+        )
+    opened = [w for wid, w in new.items() if wid not in old]
+    if opened:
+        rows = [
+            {
+                "game_id": game_id,
+                "window_id": w.id,
+                "kind": w.kind,
+                "due_at": w.deadline,
+                "opened_at": now_utc(),
+            }
+            for w in opened
+        ]
+        db.session.connection().execute(insert_new("deadlines", ("game_id", "window_id")), rows)
+    return bool(ended or moved or opened)
 
 
 # -- after commit ----------------------------------------------------------------------------
@@ -581,8 +709,8 @@ AfterCommit = Callable[[str], None]
 
 
 def on_commit(app: Any, hook: AfterCommit) -> None:
-    """Register ``hook(game_id)`` to run after each committed change to a game (the worker
-    schedules deadlines and delivers mail from it). Hooks must not raise."""
+    """Register ``hook(game_id)`` to run after each commit that wrote notification rows for a
+    game (the worker delivers them). Hooks must not raise."""
     app.extensions.setdefault("imtheboss.after_commit", []).append(hook)
 
 
@@ -665,7 +793,6 @@ def set_status(game_id: str, status: str) -> None:
                 if exc.code != "not_due":  # no window open: nothing to move
                     raise
             return
-    _after_commit(game_id)
 
 
 def mark_seen(game_id: str, seat: int, seq: int) -> None:

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # -- the worker
     sweep_seconds: float = Field(5.0, gt=0)
     deadline_stale_seconds: float = Field(30.0, gt=0)
+    deadline_threads: int = Field(2, ge=0, le=32)  # firing threads per deadlines worker
+    deadline_poll_seconds: float = Field(0.25, gt=0, le=10)
+    deadline_batch: int = Field(10, ge=1, le=500)  # deadlines one claim takes
 
     # -- operator and abuse limits
     operator_token: str = ""

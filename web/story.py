@@ -129,6 +129,7 @@ EFFECT_KINDS = {
 KIND_TEXTS = {
     "invited": lazy_gettext("You are invited to play I'm the Boss! as %(name)s"),
     "your_turn": lazy_gettext("It is your turn"),
+    "your_turn_at": lazy_gettext("It is your turn: the marker stands on space %(space)s."),
     "place_marker": lazy_gettext("Place the marker to start the game"),
     "discard": lazy_gettext("Discard down to your hand limit"),
     "stop": lazy_gettext(
@@ -163,11 +164,17 @@ def row_text(row: Any, players: list[str], tz: str = "UTC") -> str:
     said = (row.body or {}).get("message")
     if said:
         return render(Message.from_json(said), players, tz)
-    sentence = KIND_TEXTS.get(row.kind)
+    body = row.body or {}
+    kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
+    sentence = KIND_TEXTS.get(kind)
     if sentence is None:
         return row.text
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
-    return str(sentence) % {"name": name}
+    text = str(sentence) % {"name": name, "space": body.get("space")}
+    asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
+    if not asked:
+        return text
+    return _("%(done)s. %(asked)s", done=render(Message.from_json(asked), players, tz), asked=text)
 
 
 def line(event: Event, players: list[str], seat: int | None, tz: str = "UTC") -> str:

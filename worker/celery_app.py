@@ -5,7 +5,9 @@ Procfile starts a worker for each (``celery -A imtheboss.worker.celery_app worke
 ``... worker -Q deadlines``) and beat (``celery -A imtheboss.worker.celery_app beat``), so a
 send that hangs on the SMTP server can never hold up a deadline; ``./dev serve`` starts the
 same two workers (beat inside the deadlines one) on the embedded broker. A worker started
-without ``-Q`` consumes both queues. The broker, the queues, the sweep period
+without ``-Q`` consumes both queues. Every process of a worker that consumes ``deadlines`` runs
+the firing threads (``imtheboss.worker.firing.Firing``, a worker bootstep): they claim due
+deadlines from the database and fire them. The broker, the queues, the sweep period
 (``SWEEP_SECONDS``) and the beat schedule file come from the same settings object as the web
 app's (``imtheboss.web.settings``). Celery's log handlers get the web
 app's redaction, and every line written while a task runs carries ``task=<task id>``
@@ -22,8 +24,10 @@ from typing import Any
 from celery import Celery, Task, signals
 from flask import Flask
 from imtheboss.web import logs
+from imtheboss.web.models import db
 from imtheboss.web.queue import broker_settings
 from imtheboss.web.settings import Settings, SettingsError
+from imtheboss.worker.firing import Firing
 
 _flask_app: Flask | None = None
 
@@ -49,7 +53,7 @@ class FlaskTask(Task):
 
 def make_celery() -> Celery:
     """The worker's Celery app: the shared broker and queue settings, late acks (a killed
-    worker's task is redelivered), the beat sweep."""
+    worker's task is redelivered), the beat sweeps (reminders; mail)."""
     settings = Settings.load()
     config = settings.flask_config(database=False)
     app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
@@ -63,12 +67,23 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule={
-            "sweep": {"task": "imtheboss.worker.tasks.sweep", "schedule": settings.sweep_seconds}
+            name: {"task": f"imtheboss.worker.tasks.{name}", "schedule": settings.sweep_seconds}
+            for name in ("sweep", "sweep_mail")
         },
         beat_schedule_filename=settings.beat_schedule_file
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )
+    app.steps["worker"].add(Firing)
     return app
+
+
+@signals.worker_process_init.connect
+def _no_shared_connections(**_: Any) -> None:
+    """A pool process forked after the firing threads made the app (a prefork child replaced
+    later) must not use the parent's database connections."""
+    if _flask_app is not None:
+        with _flask_app.app_context():
+            db.engine.dispose(close=False)
 
 
 @signals.worker_init.connect

@@ -18,10 +18,10 @@ import time
 from datetime import datetime, timedelta
 
 from flask import current_app
-from imtheboss.web.models import Notification, db
+from imtheboss.web.models import SENDING, Notification, db
 from imtheboss.web.service import now_utc
 from imtheboss.worker.smtp import MailFailure
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 DB_ERRORS = (OperationalError, InterfaceError)  # a dropped or refused database connection
@@ -136,24 +136,23 @@ def _forget_link(row: Notification) -> None:
         row.body = {k: v for k, v in row.body.items() if k != "link"}
 
 
+def lost_statement(now: datetime) -> Select:
+    """The (up to 500) rows ``sending`` for longer than ``sending_stale()``, locked, through
+    the partial index of sending rows."""
+    return (
+        select(Notification)
+        .where(Notification.email_state == SENDING, Notification.emailed_at < now - sending_stale())
+        .order_by(Notification.id)
+        .limit(500)
+        .with_for_update(skip_locked=True)
+    )
+
+
 def mark_lost(now: datetime) -> int:
     """Rows ``sending`` for longer than ``sending_stale()``: the try died half-way and may or
     may not have reached the server. They become ``unknown`` (never sent again). Returns how
     many."""
-    rows = (
-        db.session.execute(
-            select(Notification)
-            .where(
-                Notification.email_state == "sending",
-                Notification.emailed_at < now - sending_stale(),
-            )
-            .order_by(Notification.id)
-            .limit(500)
-            .with_for_update(skip_locked=True)
-        )
-        .scalars()
-        .all()
-    )
+    rows = db.session.execute(lost_statement(now)).scalars().all()
     for row in rows:
         row.email_state = "unknown"
         _forget_link(row)

@@ -1,25 +1,29 @@
-"""Worker tasks: deadlines (A4-A6) and notification delivery.
+"""Worker tasks: deadlines (A4-A6), reminders and notification delivery.
 
-Two queues (``imtheboss.web.queue.TASK_ROUTES``), each with a worker of its own in the
-Procfile, so mail can never hold up a deadline: ``deadlines`` (``fire_deadline``,
-``game_changed``, ``sweep``) and ``mail`` (``deliver``, ``send_batch``).
+Deadlines are not tasks: the firing threads of the deadlines workers claim due ones from the
+database in batches and fire them (``imtheboss.worker.firing``). Two queues
+(``imtheboss.web.queue.TASK_ROUTES``), each with a worker of its own in the Procfile, so mail can
+never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one window) and
+``mail`` (``sweep_mail``, ``game_changed``, ``remind``, ``deliver``, ``deliver_many``,
+``send_batch``).
 
-- ``game_changed(game_id)``: after each commit; schedules deadlines coming due soon and queues
-  what needs an answer at once; news (and new terms) waits ``BATCH_DELAY`` and goes out as one
-  email.
-- ``fire_deadline(game_id, window_id)``: re-checks that the window is still open and due, then
-  submits ``timeout`` through the service (which locks the game row). Its idempotency key
-  derives from the window id and lives in the server's scope, where no seat can write: a task
-  delivered twice appends one event, and no seat can use the key up.
-- ``sweep()`` (beat, every few seconds): the database is the source of truth. It schedules
-  deadlines due within ``HORIZON`` (long ones are never parked in Redis), re-fires due ones the
-  queue lost, writes reminders at 80% of a window, re-queues mail that was never sent or whose
-  backoff has run, marks mail left half-sent ``unknown``, and sends daily digests.
-- ``deliver(notification_id)`` / ``send_batch(game_id, seat)``: at most one email per row
-  (``imtheboss.worker.delivery``: ``sending`` is committed before the SMTP server is spoken
-  to); a temporary failure is retried after a backoff up to ``MAIL_MAX_ATTEMPTS`` tries, a
-  permanent one is ``failed`` at once. A reminder whose window has ended, or whose seat has
-  answered, is dropped.
+- ``game_changed(game_id)``: after a commit that made mail (the web's after-commit hook; a
+  commit that made none sends nothing): what needs an answer goes out at once, news (and new
+  terms) waits ``BATCH_DELAY`` and goes out as one email.
+- ``fire(game_id, window_id)``: submits ``timeout`` through the service (which locks the game
+  row). Its idempotency key derives from the window id and lives in the server's scope, where no
+  seat can write: a deadline fired twice appends one event, and no seat can use the key up.
+- ``sweep()`` and ``sweep_mail()`` (beat, every few seconds): the database is the source of
+  truth, and the sweeps look only at what is due, through partial indexes. ``sweep`` plans
+  reminders (``remind_at``) and hands the due ones to the mail queue in batches (``remind``);
+  ``sweep_mail`` re-queues mail that was never sent or whose backoff has run (not again
+  within a minute), marks mail left half-sent ``unknown``, and sends daily digests. Due and
+  lost deadlines need no sweep: the firing threads' claim finds both.
+- ``deliver(notification_id)`` / ``deliver_many(ids)`` / ``send_batch(game_id, seat)``: at most
+  one email per row (``imtheboss.worker.delivery``: ``sending`` is committed before the SMTP
+  server is spoken to); a temporary failure is retried after a backoff up to
+  ``MAIL_MAX_ATTEMPTS`` tries, a permanent one is ``failed`` at once. A reminder whose window
+  has ended, or whose seat has answered, is dropped.
 
 Tasks that touch the database are retried (by Celery, with a backoff) when its connection
 drops.
@@ -27,13 +31,14 @@ drops.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
-from imtheboss.web.models import Deadline, Game, Notification, Seat, db
+from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
 from imtheboss.web.notify import BATCHED_ANSWERS
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
@@ -46,11 +51,14 @@ from imtheboss.worker.delivery import (
     record,
 )
 from imtheboss.worker.mail import compose
+from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
 from imtheboss.worker.smtp import MailFailure, send
-from sqlalchemy import select
+from sqlalchemy import Select, select, update
 
-HORIZON = timedelta(seconds=60)  # deadlines due within this are handed to the queue
 BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
+REMIND_BATCH = 50  # deadlines per ``remind`` task
+REMIND_MAX = 5000  # reminders one sweep hands over (the rest wait for the next)
+QUIET_REFUSALS = ("not_due", "game_over", "paused")  # a timeout with nothing to do
 # A dropped database connection: Celery runs the task again after 1, 2, 4 ... s (jittered).
 RETRY_DB = {
     "autoretry_for": DB_ERRORS,
@@ -62,226 +70,205 @@ RETRY_DB = {
 
 
 def _seconds(name: str) -> timedelta:
-    """A duration setting of the app (``DEADLINE_STALE_SECONDS``: a scheduled deadline still
-    open this long after it was due is fired again; ``BATCH_DELAY_SECONDS``: news waits this
-    long before it is mailed)."""
+    """A duration setting of the app (``BATCH_DELAY_SECONDS``: news waits this long before it
+    is mailed)."""
     return timedelta(seconds=float(current_app.config[name]))
-
-
-def _eta(due):
-    now = now_utc()
-    return due if due > now else now
 
 
 @shared_task(name="imtheboss.worker.tasks.game_changed", **RETRY_DB)
 def game_changed(game_id: str) -> None:
-    """Schedule the game's deadlines due soon; mail what needs an answer; batch the news."""
-    _schedule(game_id)
-    _queue_mail(game_id)
+    """Mail what needs an answer; batch the news (the game's pending rows)."""
+    queue_mail([game_id])
 
 
-def _schedule(game_id: str) -> None:
-    """Hand the game's open deadlines due within ``HORIZON`` to the queue (ETA tasks)."""
-    now = now_utc()
-    rows = db.session.execute(
-        select(Deadline).where(
-            Deadline.game_id == game_id, Deadline.state == "open", Deadline.due_at <= now + HORIZON
-        )
-    ).scalars()
-    for row in rows:
-        fire_deadline.apply_async((game_id, row.window_id), eta=_eta(row.due_at))
-        row.scheduled_at = now
-    db.session.commit()
-
-
-def _queue_mail(game_id: str, since=None) -> None:
-    """Queue the game's pending mail (only rows made at or after ``since``, when given: the
+def queue_mail(game_ids: list[str], since: datetime | None = None, *, together: bool = False):
+    """Queue the games' pending mail (only rows made at or after ``since``, when given: the
     worker knows which rows it just made, and re-queuing the others would only add tasks that
-    find them sent, a pile that grows with any backlog)."""
-    query = select(Notification.id, Notification.urgent, Notification.seat_index).where(
-        Notification.game_id == game_id, Notification.email_state == "pending"
-    )
+    find them sent, a pile that grows with any backlog). Urgent rows go out at once: one
+    ``deliver`` each (an invitation per seat, sent side by side), or all in one
+    ``deliver_many`` when ``together`` (the rows a batch of timeouts made); news waits
+    ``BATCH_DELAY``, one ``send_batch`` per seat."""
+    query = select(
+        Notification.id, Notification.game_id, Notification.urgent, Notification.seat_index
+    ).where(Notification.game_id.in_(sorted(set(game_ids))), Notification.email_state == "pending")
     if since is not None:
         query = query.where(Notification.created_at >= since)
-    rows = db.session.execute(query).all()
-    batched = set()
-    for row_id, urgent, seat in rows:
-        if urgent:
+    rows = db.session.execute(query.order_by(Notification.id)).all()
+    db.session.rollback()  # ends the read: a firing thread keeps its session between rounds
+    urgent = [row_id for row_id, _game, is_urgent, _seat in rows if is_urgent]
+    if together and urgent:
+        deliver_many.delay(urgent)
+    else:
+        for row_id in urgent:
             deliver.delay(row_id)
-        elif seat not in batched:
-            batched.add(seat)
-            send_batch.apply_async(
-                (game_id, seat), countdown=_seconds("BATCH_DELAY_SECONDS").total_seconds()
-            )
+    delay = _seconds("BATCH_DELAY_SECONDS").total_seconds()
+    for game_id, seat in sorted({(g, s) for _id, g, is_urgent, s in rows if not is_urgent}):
+        send_batch.apply_async((game_id, seat), countdown=delay)
+
+
+def fire(game_id: str, window_id: str) -> tuple[str, bool]:
+    """Submit ``timeout`` for ``window_id`` now. Returns what came of it (``fired``,
+    ``duplicate``, or the service's ``not_due``, ``game_over``, ``paused``) and whether it made
+    mail. Raises other ``ServiceError``s and the database's errors."""
+    try:
+        result = submit(game_id, None, {"do": "timeout"}, f"timeout:{window_id}", now_utc())
+    except ServiceError as exc:
+        if exc.code in QUIET_REFUSALS:
+            return exc.code, False
+        raise
+    if result.duplicate:
+        return "duplicate", False
+    return "fired", bool(result.notified)
 
 
 @shared_task(name="imtheboss.worker.tasks.fire_deadline", **RETRY_DB)
 def fire_deadline(game_id: str, window_id: str) -> str:
-    """Submit ``timeout`` for ``window_id`` if it is still open and due. Returns what it did."""
+    """Fire one window's deadline if it is still open and due (a task sent by name; the
+    firing threads need none). Returns what it did: ``ended``, ``early`` (sent again for when
+    it is due), or what ``fire`` says."""
     row = db.session.execute(
-        select(Deadline).where(Deadline.game_id == game_id, Deadline.window_id == window_id)
-    ).scalar_one_or_none()
+        select(Deadline.state, Deadline.due_at).where(
+            Deadline.game_id == game_id, Deadline.window_id == window_id
+        )
+    ).one_or_none()
+    db.session.rollback()
     if row is None or row.state != "open":
-        db.session.rollback()
         return "ended"
     now = now_utc()
     if now < row.due_at:  # delivered early (clock skew): try again when due
-        db.session.rollback()
         fire_deadline.apply_async((game_id, window_id), eta=row.due_at)
         return "early"
-    db.session.rollback()
-    try:
-        result = submit(game_id, None, {"do": "timeout"}, f"timeout:{window_id}", now)
-    except ServiceError as exc:
-        if exc.code in ("not_due", "game_over"):
-            return exc.code
-        if exc.code == "paused":
-            return "paused"
-        raise
-    if result.duplicate:
-        return "duplicate"
-    # The worker's app has no after-commit hook (TASKS off): schedule the windows this timeout
-    # opened and send the mail it made (its rows are dated ``now``) at once, not at a sweep.
-    _schedule(game_id)
-    _queue_mail(game_id, since=now)
-    return "fired"
+    outcome, mail = fire(game_id, window_id)
+    if mail:
+        queue_mail([game_id], since=now, together=True)
+    return outcome
 
 
 @shared_task(name="imtheboss.worker.tasks.sweep")
 def sweep() -> dict[str, int]:
-    """The periodic safety net; see the module docstring. Returns counts (for logs/tests)."""
+    """The periodic reminders (on the deadlines queue: a mail server that hangs never holds
+    them up); see the module docstring. Returns counts (for logs/tests)."""
     now = now_utc()
-    stale = _seconds("DEADLINE_STALE_SECONDS")
-    counts = {"scheduled": 0, "reminders": 0, "mail": 0, "lost": 0}
-    due = db.session.execute(
-        select(Deadline)
-        .where(Deadline.state == "open", Deadline.due_at <= now + HORIZON)
-        .where((Deadline.scheduled_at.is_(None)) | (Deadline.scheduled_at < now - stale))
-        .order_by(Deadline.due_at)
-        .limit(500)
-        .with_for_update(skip_locked=True)
-    ).scalars()
-    for row in due:
-        if row.scheduled_at is not None and row.due_at > now - stale:
-            continue  # scheduled, not yet overdue by STALE
-        fire_deadline.apply_async((row.game_id, row.window_id), eta=_eta(row.due_at))
-        row.scheduled_at = now
-        counts["scheduled"] += 1
-    db.session.commit()
-    counts["reminders"] = _reminders(now)
-    counts["mail"] = _requeue_mail(now)
-    counts["lost"] = mark_lost(now)
-    return counts
+    return {"planned": plan_reminders(), "reminders": _hand_over_reminders(now)}
 
 
-def _reminders(now) -> int:
-    """A reminder to every seat still owing an answer when 80% of a window has run.
+@shared_task(name="imtheboss.worker.tasks.sweep_mail")
+def sweep_mail() -> dict[str, int]:
+    """The periodic safety net of mail (on the mail queue): mail to queue again, sends left
+    half-way. Returns counts (for logs/tests)."""
+    now = now_utc()
+    return {"mail": _requeue_mail(now), "lost": mark_lost(now)}
 
-    Each game is handled in its own transaction under its row lock, taken before its deadline
-    rows as ``submit`` takes them: marking deadline rows first and then writing notifications
-    (whose foreign key share-locks the game row) deadlocks against a timeout being submitted."""
-    rows = db.session.execute(
-        select(Deadline.id, Deadline.game_id, Deadline.opened_at, Deadline.due_at).where(
-            Deadline.state == "open",
-            Deadline.reminded.is_(False),
-            Deadline.opened_at.is_not(None),
+
+def _hand_over_reminders(now: datetime) -> int:
+    """Claim the due reminders and hand them to the mail queue, ``REMIND_BATCH`` deadlines a
+    task. Returns how many deadlines."""
+    count = 0
+    while count < REMIND_MAX:
+        claims = claim_reminders(now, REMIND_BATCH)
+        if claims:
+            remind.delay(claims)
+        count += len(claims)
+        if len(claims) < REMIND_BATCH:
+            break
+    return count
+
+
+@shared_task(name="imtheboss.worker.tasks.remind", **RETRY_DB)
+def remind(claims: list[list]) -> str:
+    """Write the reminders of the claimed deadlines ``[[deadline_id, game_id]]`` (all in one
+    transaction) and mail them. Returns how many rows it wrote."""
+    ids = write_reminders([(int(d), str(g)) for d, g in claims], now_utc())
+    _deliver_rows(ids)
+    return f"{len(ids)} reminders"
+
+
+QUEUED_AGAIN = timedelta(seconds=60)  # the sweep queues a row again at most this often
+LOST_URGENT = timedelta(seconds=60)  # an urgent row still pending this long: the queue lost it
+
+
+def requeue_statement(now: datetime) -> Select:
+    """The oldest 2,000 pending rows that may be due again at ``now`` (tried before, or made
+    a minute ago or more; not queued again within ``QUEUED_AGAIN`` unless tried since), with
+    what the sweep needs of them and their seat's ``notify``, through the partial index of
+    pending mail."""
+    return (
+        select(
+            Notification.id,
+            Notification.game_id,
+            Notification.seat_index,
+            Notification.kind,
+            Notification.urgent,
+            Notification.attempts,
+            Notification.emailed_at,
+            Notification.created_at,
+            Seat.notify,
         )
-    ).all()
-    db.session.rollback()
-    games: dict[str, list[int]] = {}
-    for row_id, game_id, opened, due in rows:
-        if now >= opened + (due - opened) * 0.8:
-            games.setdefault(game_id, []).append(row_id)
-    made = 0
-    for game_id, ids in games.items():
-        game = db.session.execute(
-            select(Game).where(Game.id == game_id).with_for_update()
-        ).scalar_one_or_none()
-        if game is None:
-            db.session.rollback()
-            continue
-        deadlines = (
-            db.session.execute(
-                select(Deadline).where(
-                    Deadline.id.in_(ids), Deadline.state == "open", Deadline.reminded.is_(False)
-                )
-            )
-            .scalars()
-            .all()
+        .outerjoin(  # rows to an explicit address (to_email) have no seat
+            Seat,
+            (Seat.game_id == Notification.game_id) & (Seat.seat_index == Notification.seat_index),
         )
-        state = load_state(game) if deadlines and game.status == "active" else None
-        count = 0
-        for row in deadlines:
-            row.reminded = True
-            for entry in awaiting(state) if state is not None else []:
-                if entry["window"] != row.window_id:
-                    continue
-                key = f"{row.game_id}:{entry['seat']}:reminder:{row.window_id}"
-                if db.session.execute(
-                    select(Notification.id).where(Notification.dedupe_key == key)
-                ).first():
-                    continue
-                db.session.add(
-                    Notification(
-                        game_id=row.game_id,
-                        seat_index=entry["seat"],
-                        kind="reminder",
-                        body={"window": row.window_id, "until": row.due_at.isoformat()},
-                        text="Reminder: your answer is due soon",
-                        dedupe_key=key,
-                        urgent=True,
-                        seq=game.last_seq,
-                        created_at=now,
-                    )
-                )
-                count += 1
-        db.session.commit()
-        if count:
-            made += count
-            _queue_mail(game_id, since=now)
-    return made
+        .where(Notification.email_state == PENDING)
+        .where((Notification.attempts > 0) | (Notification.created_at < now - LOST_URGENT))
+        .where(
+            Notification.queued_at.is_(None)
+            | (Notification.queued_at < now - QUEUED_AGAIN)
+            | (Notification.emailed_at > Notification.queued_at)  # tried since: its task ran
+        )
+        .order_by(Notification.id)
+        .limit(2000)
+    )
 
 
 def _requeue_mail(now: datetime) -> int:
     """Mail that is due and not on its way: urgent rows pending for a minute (the queue lost
     them) or whose backoff after a failure has run; news past its batch delay (a day for
     digests). The database drives retries, so an SMTP outage never piles up tasks; rows
-    ``sending`` are never re-queued."""
-    rows = db.session.execute(
-        select(Notification, Seat.notify)
-        .outerjoin(  # rows to an explicit address (to_email) have no seat
-            Seat,
-            (Seat.game_id == Notification.game_id) & (Seat.seat_index == Notification.seat_index),
-        )
-        .where(Notification.email_state == "pending")
-        .order_by(Notification.id)
-        .limit(2000)
+    ``sending`` are never re-queued, and a row queued again is not queued again within
+    ``QUEUED_AGAIN`` (a backlog is not piled onto at every sweep). Returns the tasks sent."""
+    due = [row.id for row in db.session.execute(requeue_statement(now)).all() if _due(row, now)]
+    rows = _mark_queued(due, now) if due else []
+    db.session.commit()
+    batches = sorted({(g, seat) for _id, urgent, g, seat in rows if not urgent})
+    for row_id, urgent, _game, _seat in sorted(rows):
+        if urgent:
+            deliver.delay(row_id)
+    for game_id, seat in batches:
+        send_batch.delay(game_id, seat)
+    return sum(1 for row in rows if row.urgent) + len(batches)
+
+
+def _mark_queued(ids: list[int], now: datetime) -> list:
+    """Mark the rows ``ids`` still pending queued again at ``now``, but for those locked by a
+    sender this moment (left to it). Returns ``(id, urgent, game_id, seat_index)`` of those
+    marked."""
+    free = (
+        select(Notification.id)
+        .where(Notification.id.in_(ids), Notification.email_state == PENDING)
+        .with_for_update(skip_locked=True)
+    )
+    row = Notification
+    return db.session.execute(
+        update(Notification)
+        .where(Notification.id.in_(free))
+        .values(queued_at=now)
+        .returning(row.id, row.urgent, row.game_id, row.seat_index)
+        .execution_options(synchronize_session=False)
     ).all()
-    batches = set()
-    count = 0
-    for row, notify in rows:
-        if row.attempts:
-            due = row.emailed_at is None or row.emailed_at + backoff(row.attempts) <= now
-        elif row.urgent:
-            due = row.created_at < now - timedelta(seconds=60)
-        else:
-            wait = (
-                timedelta(days=1)
-                if notify == "digest" and row.kind not in BATCHED_ANSWERS
-                else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
-            )
-            due = row.created_at < now - wait
-        if not due:
-            continue
-        if row.urgent:
-            deliver.delay(row.id)
-            count += 1
-        elif (row.game_id, row.seat_index) not in batches:
-            batches.add((row.game_id, row.seat_index))
-            send_batch.delay(row.game_id, row.seat_index)
-            count += 1
-    db.session.rollback()
-    return count
+
+
+def _due(row, now: datetime) -> bool:
+    """Whether the pending ``row`` (of ``requeue_statement``) is to be queued again now."""
+    if row.attempts:
+        return row.emailed_at is None or row.emailed_at + backoff(row.attempts) <= now
+    if row.urgent:
+        return row.created_at < now - LOST_URGENT
+    wait = (
+        timedelta(days=1)
+        if row.notify == "digest" and row.kind not in BATCHED_ANSWERS
+        else _seconds("BATCH_DELAY_SECONDS") + timedelta(seconds=60)
+    )
+    return row.created_at < now - wait
 
 
 def _seat(game_id: str, seat_index: int) -> Seat | None:
@@ -360,6 +347,21 @@ def deliver(notification_id: int) -> str:
         return claimed
     ids, message, game_id, seat_index = claimed
     return _send(ids, message, game_id, seat_index)
+
+
+@shared_task(name="imtheboss.worker.tasks.deliver_many", **RETRY_DB)
+def deliver_many(notification_ids: list[int]) -> dict[str, int]:
+    """Mail several notification rows, one after another, each as ``deliver`` does (a row
+    already on its way or settled is left alone, so a task delivered twice sends nothing
+    twice). Returns how many rows came to each outcome."""
+    return dict(_deliver_rows(notification_ids))
+
+
+def _deliver_rows(notification_ids: list[int]) -> Counter[str]:
+    outcomes: Counter[str] = Counter()
+    for notification_id in notification_ids:
+        outcomes[deliver.run(notification_id)] += 1
+    return outcomes
 
 
 def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str, int]:

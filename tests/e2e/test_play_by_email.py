@@ -494,6 +494,10 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
         batches = {at for u, at in sent if not u}
         assert len(stack.mailbox.to(address)) == urgent + len(batches), address
 
+    # -- the mail tells the story: payouts to everyone, nothing about one's own acts, and
+    #    every card that waits for an answer named with its player, its target, the deadline
+    _check_story(stack, gid, mails, events)
+
     # -- every emailed link followed worked ------------------------------------------------
     followed = [step for seat in play.seats for step in seat.followed]
     assert followed
@@ -631,6 +635,44 @@ def _all_mailed(stack: Stack) -> bool:
             "SELECT count(*) FROM notifications WHERE email_state IN ('pending', 'sending')"
         ).fetchone()[0]
     return pending == 0
+
+
+def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> None:
+    """Each closed deal is in every seat's outbox with its payouts, mailed unless the seat
+    had seen it on the page; no row is about its seat's own act; each mail asking about a
+    card names the card, who played it, on whose card, and what the deadline does."""
+    with _pg(stack) as conn:
+        rows = conn.execute(
+            "SELECT seat_index, kind, seq, email_state, body FROM notifications"
+            " WHERE game_id = %s AND seat_index >= 0",
+            (gid,),
+        ).fetchall()
+    closed = [seq for seq, e in enumerate(events, 1) if e.type == "deal_closed"]
+    assert closed
+    for seq in closed:
+        told = {
+            (seat, state)
+            for seat, kind, at, state, _b in rows
+            if kind == "deal_closed" and at == seq
+        }
+        assert {seat for seat, _state in told} == set(range(5)), (seq, told)
+        line = _english(events[seq - 1], NAMES, 0)
+        assert "M" in line.rsplit(":", 1)[1]  # the payouts, in M
+    for seat in range(5):
+        deals = [m for m in mails if m.to == EMAILS[seat] and "Deal closed on space" in m.text]
+        sent = [r for r in rows if r[0] == seat and r[1] == "deal_closed" and r[3] == "sent"]
+        assert bool(deals) == bool(sent), seat
+    for seat, kind, seq, _state, body in rows:
+        event = events[seq - 1]
+        if "message" in body and kind not in ("deal_closed", "game_over"):
+            assert not (event.by == seat and not event.data.get("order")), (seat, kind, event)
+    asking = [m for m in mails if "a card waits for your answer" in m.subject]
+    assert asking, "no card ever waited for an answer"
+    for mail in asking:
+        text = " ".join(mail.text.split())
+        assert "If you do not answer in time, you let it happen." in text, text
+        assert re.search(rf"({'|'.join(NAMES)}) plays ", text), text
+        assert " of " in text or "boss card" in text, text  # on whose card, or a boss card
 
 
 def _pg(stack: Stack) -> psycopg.Connection:

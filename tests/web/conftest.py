@@ -1,11 +1,16 @@
 """Fixtures of the web tests beyond tests/conftest.py: ``world``, two games for the bad-input
 tests and the fuzz test (the first in a running negotiation); ``game``, the known deal of
-tests/helpers_deal.py with a signed-in client per seat."""
+tests/helpers_deal.py with a signed-in client per seat; ``migration_database``, an empty
+database of the test's own for the migration tests."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from helpers_api import World, find_deal_plan
+from helpers_db import own_database
 from helpers_deal import PLAYERS, find_setup
 from imtheboss.web.service import create_game
 
@@ -52,3 +57,14 @@ def game(app):
         assert response.headers["Location"].endswith(f"/g/{created.game_id}")
         clients.append(client)
     return created, setup, clients
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def migration_database(request, tmp_path: Path, worker_id: str):
+    """The URL of an empty database of the test's own: PostgreSQL (dropped after the test), or
+    a SQLite file in its temporary folder (the embedded default)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.sqlite3'}"
+        return
+    with own_database(f"imtheboss_migrate_{worker_id}_{os.getpid()}") as url:
+        yield url

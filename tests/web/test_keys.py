@@ -28,11 +28,13 @@ def test_one_seats_key_does_not_block_anothers(app, client) -> None:
     assert mine.status_code == 201, mine.get_json()
     theirs = _chat(api, second, "from Bill", "same-key")
     assert theirs.status_code == 201, theirs.get_json()
-    again = _chat(api, first, "Amy again", "same-key")
+    again = _chat(api, first, "from Amy", "same-key")
     assert again.status_code == 200 and again.get_json()["duplicate"] is True
     assert [e["text"] for e in again.get_json()["events"]] == ["from Amy"]
-    again = _chat(api, second, "Bill again", "same-key")
+    again = _chat(api, second, "from Bill", "same-key")
     assert [e["text"] for e in again.get_json()["events"]] == ["from Bill"]
+    reused = _chat(api, second, "Bill again", "same-key")  # the key, another command
+    assert reused.status_code == 409 and reused.get_json()["error"]["code"] == "key_reused"
     with app.app_context():
         texts = [e.data["text"] for e in load_events(created.game_id) if e.type == "chat"]
         assert texts == ["from Amy", "from Bill"]

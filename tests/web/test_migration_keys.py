@@ -5,21 +5,14 @@ per scope."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
-from pathlib import Path
-
 import pytest
 from flask_migrate import upgrade
-from helpers_db import own_database
-from imtheboss.web import create_app
+from helpers_migrations import AT, MIGRATIONS, insert_game, migration_app
 from imtheboss.web.models import SERVER_SCOPE, db
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-MIGRATIONS = str(Path(__file__).resolve().parents[2] / "web" / "migrations")
 BEFORE = "5c1d8e2f7a90"  # the revision before keys had scopes
-AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def _command(seat: int | None, key: str, scope: int | None = None) -> dict:
@@ -27,39 +20,15 @@ def _command(seat: int | None, key: str, scope: int | None = None) -> dict:
     return row if scope is None else {**row, "scope": scope}
 
 
-@pytest.fixture(params=["postgresql", "sqlite"])
-def database(request, tmp_path: Path, worker_id: str):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.sqlite3'}"
-        return
-    with own_database(f"imtheboss_migrate_{worker_id}_{os.getpid()}") as url:
-        yield url
-
-
-def test_keys_of_the_old_schema_move_into_their_seats_scope(database: str) -> None:
-    app = create_app(
-        {
-            "SQLALCHEMY_DATABASE_URI": database,
-            "SECRET_KEY": "s",
-            "BASE_URL": "http://t",
-            "AUTO_MIGRATE": False,
-            "TASKS": False,
-        }
-    )
+def test_keys_of_the_old_schema_move_into_their_seats_scope(migration_database: str) -> None:
+    app = migration_app(migration_database)
     insert = (
         "INSERT INTO commands (game_id, seat, idempotency_key, body, first_seq, last_seq,"
         " created_at) VALUES (:g, :seat, :key, :body, 1, 1, :at)"
     )
     with app.app_context():
         upgrade(directory=MIGRATIONS, revision=BEFORE)
-        db.session.execute(
-            text(
-                "INSERT INTO games (id, title, created_at, status, settings, engine_version,"
-                " last_seq, snapshot_seq, admin_token_hash, creator_email) VALUES ('g1', 't',"
-                " :at, 'active', '{}', 1, 0, 0, 'h', '')"
-            ),
-            {"at": AT},
-        )
+        insert_game()
         for row in (_command(0, "a"), _command(None, "timeout:w0")):
             db.session.execute(text(insert), row)
         db.session.commit()

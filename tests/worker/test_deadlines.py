@@ -22,7 +22,7 @@ from helpers_worker import (
 from imtheboss.web import queue
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
 from imtheboss.web.service import create_game, set_status
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 FAST = {"windows": {"turn": 3, "stop": 3, "last_call": 3, "negotiation": 4}}
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
@@ -76,7 +76,7 @@ def test_deadlines_fire_and_the_game_moves_on(app, worker):
         assert_each_window_once(gid, paused - timedelta(seconds=1))
         windows = timed_out_windows(gid)
         assert windows[:3] == ["w0", "w1", "w2"]
-        # Fired when due, not at the next sweep: the worker schedules each new window at once.
+        # Fired when due, not at the next sweep: the firing threads look every quarter second.
         rows = deadline_rows(gid)
         lateness = [
             (e.created_at - rows[e.body["window"]].due_at).total_seconds() for e in timeouts(gid)
@@ -197,23 +197,31 @@ def test_a_seat_cannot_switch_off_a_deadline_by_claiming_its_key(quiet_app, late
 
 
 def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, redis_url):
-    """The fault test: deadlines pending (three games' first windows handed to the
-    worker as ETA tasks, two more games created while it is down), the worker killed with
-    SIGKILL and Redis flushed; after a restart every deadline fires exactly once (the sweep
-    finds what the queue lost) and the games go on."""
+    """The fault test: three games' first windows claimed by the deadlines worker, which is
+    then killed with SIGKILL before it could fire them (the test holds the games' rows, so the
+    fire waits on the lock), two more games created while it is down, and Redis flushed; after
+    a restart every deadline fires exactly once (the lost claims are taken again once stale)
+    and the games go on."""
     windows = {"windows": {"turn": 4, "stop": 4, "last_call": 4, "negotiation": 6}}
     with app.app_context():
         games = [
             create_game(f"Fault {i}", players(f"fault{i}"), windows, seed=10 + i).game_id
             for i in range(3)
         ]
+        with db.engine.connect() as holder:  # the games' row locks, as a long submit holds them
+            holder.execute(
+                text("SELECT id FROM games WHERE id = ANY(:ids) FOR UPDATE"), {"ids": games}
+            )
 
-        def handed_over() -> bool:
-            rows = [deadline_rows(g).get("w0") for g in games]
-            return all(r is not None and r.scheduled_at is not None for r in rows)
+            def claimed() -> list[str]:
+                rows = [deadline_rows(g).get("w0") for g in games]
+                return [r.game_id for r in rows if r is not None and r.scheduled_at is not None]
 
-        wait_for(handed_over, 10, what="the deadlines to be handed to the worker")
-        worker.kill()
+            wait_for(claimed, 15, what="the deadlines to be claimed")
+            worker.kill()
+            lost = claimed()
+            holder.rollback()
+        assert all(deadline_rows(g)["w0"].state == "open" for g in lost)
         games += [
             create_game(f"Fault {i}", players(f"fault{i}"), windows, seed=10 + i).game_id
             for i in (3, 4)
@@ -222,8 +230,8 @@ def test_killed_worker_and_flushed_redis_every_deadline_fires_once(app, worker, 
         pending = {(g, w) for g in games for w, r in deadline_rows(g).items() if r.state == "open"}
         assert len(pending) == 5
         worker.start()
-        # The two games made while the worker was down are found by the first sweep; the three
-        # whose ETA tasks were lost once their deadlines are overdue by STALE (5 s here).
+        # The two games made while the worker was down fire when due; the claims of the killed
+        # worker are taken again once they are STALE (5 s here).
 
         def went_on() -> bool:
             # every pending window timed out, and two windows opened after the restart too
@@ -253,6 +261,7 @@ def test_a_hanging_smtp_server_never_delays_a_deadline(app, smtp, worker):
         set_status(gid, "paused")
     assert given_up == 0, "the deadline waited for a send to give up"
     deadlines_log = worker.log_since(mark, "deadlines")
-    assert "tasks.fire_deadline[" in deadlines_log and "tasks.game_changed[" in deadlines_log
-    assert "tasks.deliver[" not in deadlines_log and "tasks.send_batch[" not in deadlines_log
+    assert "deadlines: {'fired'" in deadlines_log  # a firing thread of the deadlines worker
+    for mail_task in ("deliver", "deliver_many", "send_batch", "game_changed", "remind"):
+        assert f"tasks.{mail_task}[" not in deadlines_log
     assert "tasks.deliver[" in worker.log_since(mark, "worker")

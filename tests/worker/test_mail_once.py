@@ -171,9 +171,9 @@ def test_mail_left_sending_by_a_killed_worker_is_never_sent_again(quiet_app, smt
         queue.send("imtheboss.worker.tasks.game_changed", control)
         wait_for(lambda: len(smtp.about("Alive")) == 4, 30, what="mail from the restarted worker")
         wait_for(
-            lambda: worker.log_since(restarted, "deadlines").count("tasks.sweep[") >= 6,
+            lambda: worker.log_since(restarted, "worker").count("tasks.sweep_mail[") >= 6,
             20,
-            what="three sweeps since the restart (each logged when received and done)",
+            what="three mail sweeps since the restart (each logged when received and done)",
         )
         assert {r.email_state for r in rows_of(gid)} == {"sending"}
         backdate(

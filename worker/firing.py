@@ -1,0 +1,157 @@
+"""Deadlines fire from the deadlines workers' own threads, claimed in batches (A4-A6).
+
+Every process of a worker that consumes the ``deadlines`` queue runs ``DEADLINE_THREADS``
+firing threads (``Firing``, a Celery worker bootstep). The database is the schedule: there is no
+task per deadline, and nothing in Redis to lose. A thread's round (``fire_round``):
+
+1. ``claim_due`` takes up to ``DEADLINE_BATCH`` due deadlines in one statement
+   (``UPDATE ... WHERE id IN (SELECT ... ORDER BY due_at LIMIT n FOR UPDATE SKIP LOCKED)
+   RETURNING``, through the partial index of the open rows) and commits: threads and processes
+   share the due ones and none is claimed twice. The claim is committed before any game is
+   locked, since a claim holding deadline rows while it waits for a game row would deadlock
+   against a submit (which locks the game row, then its deadline rows);
+2. ``tasks.fire`` submits ``timeout`` for each, through the service, with a key made from the
+   window id in the server's scope: a deadline fired twice appends one event;
+3. the mail the batch made is queued in one go (``tasks.queue_mail``).
+
+An idle thread looks again after ``DEADLINE_POLL_SECONDS``. A worker that dies between claim
+and fire leaves its claims open: any thread claims them again ``DEADLINE_STALE_SECONDS`` later.
+Deadlines of paused games are not claimed (a resume moves them, and they fire when due).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from datetime import datetime, timedelta
+
+from celery import bootsteps
+from flask import current_app
+from imtheboss.web.models import OPEN_STATE as OPEN
+from imtheboss.web.models import Deadline, Game, db
+from imtheboss.web.service import now_utc
+from imtheboss.worker.delivery import DB_ERRORS
+from imtheboss.worker.tasks import fire, queue_mail
+from sqlalchemy import Update, select, update
+
+logger = logging.getLogger(__name__)
+BACKOFF_MAX = 5.0  # seconds: the longest wait of a thread whose database is away
+
+
+def claim_statement(now: datetime, limit: int) -> Update:
+    """The claim: up to ``limit`` open deadlines of active games due at ``now``, unclaimed or
+    claimed more than ``DEADLINE_STALE_SECONDS`` ago, earliest first, marked claimed at
+    ``now``; returns ``(due_at, game_id, window_id)``. It reads the partial index of open rows."""
+    stale = now - timedelta(seconds=float(current_app.config["DEADLINE_STALE_SECONDS"]))
+    active = select(Game.id).where(Game.id == Deadline.game_id, Game.status == "active")
+    due = (
+        select(Deadline.id)
+        .where(Deadline.state == OPEN, Deadline.due_at <= now)
+        .where(Deadline.scheduled_at.is_(None) | (Deadline.scheduled_at < stale))
+        .where(active.exists())
+        .order_by(Deadline.due_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=Deadline)
+    )
+    return (
+        update(Deadline)
+        .where(Deadline.id.in_(due))
+        .values(scheduled_at=now)
+        .returning(Deadline.due_at, Deadline.game_id, Deadline.window_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def claim_due(now: datetime, limit: int) -> list[tuple[str, str]]:
+    """Claim (``claim_statement``) and commit. Returns ``[(game_id, window_id)]``, earliest
+    first: these are the caller's alone."""
+    rows = db.session.execute(claim_statement(now, limit)).all()
+    db.session.commit()
+    return [(game_id, window_id) for _due, game_id, window_id in sorted(rows)]
+
+
+def fire_round(limit: int) -> Counter[str]:
+    """One round: claim up to ``limit`` due deadlines, fire each, queue the mail they made.
+    Returns how each went (``fired``, ``duplicate``, ``not_due``, ``paused``, ``game_over``,
+    ``failed``); empty when nothing was due. Raises the database's errors (the claims left are
+    taken again once stale)."""
+    now = now_utc()
+    claims = claim_due(now, limit)
+    outcomes: Counter[str] = Counter()
+    made = []
+    for game_id, window_id in claims:
+        try:
+            outcome, mail = fire(game_id, window_id)
+        except DB_ERRORS:
+            raise
+        except Exception:  # one game's fault must not stop the others: it is retried when stale
+            db.session.rollback()
+            logger.exception("deadline %s of game %s failed to fire", window_id, game_id)
+            outcome, mail = "failed", False
+        outcomes[outcome] += 1
+        if mail:
+            made.append(game_id)
+    if made:
+        queue_mail(made, since=now, together=True)
+    return outcomes
+
+
+class Firing(bootsteps.StartStopStep):
+    """The firing threads of a worker process that consumes the ``deadlines`` queue (a worker
+    started with ``-Q mail`` has none): ``DEADLINE_THREADS`` of them, each running rounds of
+    ``DEADLINE_BATCH`` and waiting ``DEADLINE_POLL_SECONDS`` when nothing is due. A warm
+    shutdown lets each finish its round."""
+
+    requires = {"celery.worker.components:Pool"}
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def include_if(self, parent) -> bool:
+        return "deadlines" in parent.app.amqp.queues.consume_from
+
+    def start(self, parent) -> None:
+        from imtheboss.worker.celery_app import flask_app
+
+        app = flask_app()
+        count = int(app.config["DEADLINE_THREADS"])
+        for index in range(count):
+            thread = threading.Thread(
+                target=self._run, args=(app, index, count), name=f"firing-{index}", daemon=True
+            )
+            thread.start()
+            self.threads.append(thread)
+        if count:
+            logger.info("deadlines: %d firing thread(s) started", count)
+
+    def stop(self, parent) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        self.threads = []
+
+    def _run(self, app, index: int, count: int) -> None:
+        poll = float(app.config["DEADLINE_POLL_SECONDS"])
+        limit = int(app.config["DEADLINE_BATCH"])
+        self.stopping.wait(poll * index / count)  # the threads look in turn, not all at once
+        failures = 0
+        with app.app_context():
+            while not self.stopping.is_set():
+                try:
+                    outcomes = fire_round(limit)
+                    failures = 0
+                except Exception as exc:
+                    db.session.rollback()
+                    failures += 1
+                    log = logger.warning if isinstance(exc, DB_ERRORS) else logger.exception
+                    log("deadlines: a round failed (%s); trying again", exc)
+                    self.stopping.wait(min(poll * 2**failures, BACKOFF_MAX))
+                    continue
+                if outcomes:
+                    logger.info("deadlines: %s", dict(outcomes))
+                else:
+                    self.stopping.wait(poll)
+            db.session.remove()

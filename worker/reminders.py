@@ -1,0 +1,149 @@
+"""Reminders at 80% of a window, found by a stored time through an index.
+
+- ``plan_reminders``: an open deadline with no ``remind_at`` gets one (its opening time plus
+  80% of the window), so the rows are found by time, not by loading every open deadline.
+- ``claim_reminders`` (the sweep): due ones are taken in batches (``FOR UPDATE SKIP LOCKED``)
+  and their ``remind_at`` pushed on by ``DEADLINE_STALE_SECONDS``, a lease: if the mail worker
+  that got them dies, the sweep claims them again then.
+- ``write_reminders`` (a mail worker): one transaction for a batch. The games are share-locked
+  first, then their deadline rows (the lock order of ``submit``, which locks the game row, then
+  its deadline rows: the other order deadlocks against a timeout being submitted); each game's
+  state is loaded once; every seat still owing an answer in the window gets a reminder row, all
+  written together; the deadlines are marked ``reminded``. A deadline moved later since it was
+  planned (A1) gets its new time instead.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from flask import current_app
+from imtheboss.engine.views import awaiting
+from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
+from imtheboss.web.notify import reminder
+from imtheboss.web.service import load_state
+from sqlalchemy import Select, Update, select, update
+
+REMIND_AT = 0.8  # of a window
+PLAN_MAX = 5000  # rows planned by one sweep (the rest by the next)
+
+
+def remind_time(opened: datetime, due: datetime) -> datetime:
+    """When the reminder of a window opened at ``opened`` and due at ``due`` is due."""
+    return opened + (due - opened) * REMIND_AT
+
+
+def _waiting():
+    """Open deadlines whose reminder is not written yet (the rows of the partial index)."""
+    return (Deadline.state == OPEN_STATE, ~Deadline.reminded)
+
+
+def plan_statement() -> Select:
+    """Open deadlines without a reminder time: ``(id, opened_at, due_at)``, at most
+    ``PLAN_MAX``, through the partial index."""
+    return (
+        select(Deadline.id, Deadline.opened_at, Deadline.due_at)
+        .where(*_waiting(), Deadline.remind_at.is_(None), Deadline.opened_at.is_not(None))
+        .limit(PLAN_MAX)
+    )
+
+
+def plan_reminders() -> int:
+    """Give open deadlines without a reminder time one; commit. Returns how many."""
+    rows = db.session.execute(plan_statement()).all()
+    if rows:
+        values = [{"id": i, "remind_at": remind_time(opened, due)} for i, opened, due in rows]
+        db.session.execute(update(Deadline), values)
+    db.session.commit()
+    return len(rows)
+
+
+def claim_statement(now: datetime, limit: int) -> Update:
+    """The claim of up to ``limit`` deadlines whose reminder is due at ``now`` (earliest
+    first), their ``remind_at`` pushed on by ``DEADLINE_STALE_SECONDS``; returns ``(id,
+    game_id)``. It reads the partial index."""
+    lease = now + timedelta(seconds=float(current_app.config["DEADLINE_STALE_SECONDS"]))
+    due = (
+        select(Deadline.id)
+        .where(*_waiting(), Deadline.remind_at <= now)
+        .order_by(Deadline.remind_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return (
+        update(Deadline)
+        .where(Deadline.id.in_(due))
+        .values(remind_at=lease)
+        .returning(Deadline.id, Deadline.game_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def claim_reminders(now: datetime, limit: int) -> list[tuple[int, str]]:
+    """Claim (``claim_statement``) and commit. Returns ``[(deadline_id, game_id)]``."""
+    rows = db.session.execute(claim_statement(now, limit)).all()
+    db.session.commit()
+    return sorted((deadline_id, game_id) for deadline_id, game_id in rows)
+
+
+def write_reminders(claims: list[tuple[int, str]], now: datetime) -> list[int]:
+    """Write the reminders of the claimed deadlines (see the module docstring) and commit.
+    Returns the new notification rows' ids."""
+    game_ids = sorted({game_id for _, game_id in claims})
+    games = {
+        game.id: game
+        for game in db.session.execute(
+            select(Game).where(Game.id.in_(game_ids)).with_for_update(read=True)
+        ).scalars()
+    }
+    deadlines = db.session.execute(
+        select(Deadline)
+        .where(Deadline.id.in_([deadline_id for deadline_id, _ in claims]), *_waiting())
+        .order_by(Deadline.game_id, Deadline.id)
+        .with_for_update()
+    ).scalars()
+    owing: dict[str, list] = {}  # per game: ``awaiting`` of its state, loaded once
+    rows: list[Notification] = []
+    for row in deadlines:
+        at = remind_time(row.opened_at, row.due_at) if row.opened_at else now
+        if now < at:  # moved later since it was planned
+            row.remind_at = at
+            continue
+        row.reminded = True
+        game = games.get(row.game_id)
+        if game is not None and game.status == "active":
+            if game.id not in owing:
+                owing[game.id] = awaiting(load_state(game))
+            rows += _reminders(game, row, owing[game.id], now)
+    rows = _new(rows)
+    db.session.add_all(rows)
+    db.session.flush()
+    ids = [row.id for row in rows]
+    db.session.commit()
+    return ids
+
+
+def _reminders(game: Game, row: Deadline, owing: list, now: datetime) -> list[Notification]:
+    """A reminder for every seat that still owes an answer in the deadline's window."""
+    return [
+        Notification(
+            **reminder(game.id, entry["seat"], row.window_id, row.due_at, now, game.last_seq)
+        )
+        for entry in owing
+        if entry["window"] == row.window_id
+    ]
+
+
+def _new(rows: list[Notification]) -> list[Notification]:
+    """The rows whose dedupe key is not taken yet (a reminder written before, by a worker of
+    the schema before ``remind_at``)."""
+    if not rows:
+        return rows
+    taken = set(
+        db.session.execute(
+            select(Notification.dedupe_key).where(
+                Notification.dedupe_key.in_([r.dedupe_key for r in rows])
+            )
+        ).scalars()
+    )
+    return [r for r in rows if r.dedupe_key not in taken]
