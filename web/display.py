@@ -55,6 +55,21 @@ def local_time(value: datetime | str | None, tz: str) -> str:
     )
 
 
+def page_time(value: datetime | str | None, tz: str) -> str:
+    """``local_time`` followed by the zone as its offset from UTC (``Sun 2026-03-01 17:00
+    UTC+8``, ``UTC`` itself, ``UTC-3:30``): what the pages show, so that a time read on a
+    phone in another zone is not taken for local."""
+    if value is None:
+        return ""
+    offset = when(value).astimezone(zone(tz)).utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds()) // 60
+    label = "UTC"
+    if minutes:
+        hours, rest = divmod(abs(minutes), 60)
+        label += ("+" if minutes > 0 else "-") + str(hours) + (f":{rest:02d}" if rest else "")
+    return f"{local_time(value, tz)} {label}"
+
+
 def time_left(value: datetime | str | None, now: datetime) -> str:
     """How long until ``value`` (``in 5 hours``), or how long ago it passed, in the page's
     language."""
@@ -184,6 +199,8 @@ RING: list[tuple[int, int]] = (
 GROUPS = {
     "turn": lazy_gettext("Your turn"),
     "answer": lazy_gettext("Answer the window"),
+    "terms": lazy_gettext("Answer the terms"),
+    "close": lazy_gettext("Close or fail"),
     "negotiate": lazy_gettext("Negotiate"),
     "cards": lazy_gettext("Play a card"),
     "talk": lazy_gettext("Talk to the table"),
@@ -200,11 +217,11 @@ _GROUP_OF = {
     "play_family": "negotiate",
     "offer": "negotiate",
     "propose": "negotiate",
-    "accept": "negotiate",
-    "reject": "negotiate",
+    "accept": "terms",
+    "reject": "terms",
     "withdraw": "negotiate",
-    "close": "negotiate",
-    "fail": "negotiate",
+    "close": "close",
+    "fail": "close",
     "travel": "cards",
     "boss": "cards",
     "chat": "talk",
@@ -225,6 +242,9 @@ class CommandForm:
     count: int = 0
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
     style: str = ""
+    note: str = ""  # shown under the form (why a move beside it is missing)
+    fold: bool = False  # one of the rarely used forms shown folded away (the boss has many)
+    price: dict[str, int] | None = None  # a price the form sends as it is (terms made again)
 
 
 def public_command(cmd: dict[str, Any]) -> dict[str, Any]:
@@ -355,7 +375,8 @@ def command_forms(
     commands: list[dict[str, Any]], v: dict[str, Any], players: list[str]
 ) -> list[tuple[str, str, list[CommandForm]]]:
     """The legal commands as forms, grouped: ``[(group key, title, forms)]`` in a fixed order
-    (your turn, answer the window, negotiate, play a card, talk)."""
+    (your turn, answer the window, answer the terms, close or fail, negotiate, play a card,
+    talk). The boss's proposals for family cards and for no card are marked ``fold``."""
     grouped: dict[str, list[CommandForm]] = {key: [] for key in GROUPS}
     for cmd in commands:
         do = cmd["do"]
@@ -381,18 +402,19 @@ def command_forms(
                 group=group,
                 count=int(cmd.get("count", 0)),
                 style=style,
+                fold=do == "propose" and not str(cmd.get("card")).startswith("investor:"),
             )
         )
     grouped["negotiate"].sort(key=_negotiate_order)  # stable: the engine's order within a kind
     return [(key, str(GROUPS[key]), forms) for key, forms in grouped.items() if forms]
 
 
-_NEGOTIATE_ORDER = ("accept", "reject", "close", "play_family", "offer", "propose", "withdraw")
+_NEGOTIATE_ORDER = ("play_family", "offer", "propose", "withdraw")
 
 
 def _negotiate_order(form: CommandForm) -> tuple[int, int]:
-    """Answers first, then closing, cards, offers, proposals naming a card before those for no
-    card (R4.5), and failing last."""
+    """Cards first, then offers, proposals naming a card before those for no card (R4.5), and
+    withdrawing last."""
     do = form.cmd["do"]
     rank = _NEGOTIATE_ORDER.index(do) if do in _NEGOTIATE_ORDER else len(_NEGOTIATE_ORDER)
     return rank, 1 if do == "propose" and not form.cmd.get("card") else 0

@@ -35,8 +35,8 @@ from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
-from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display, inputs, negotiations, story
+from imtheboss.engine.views import awaiting, legal_commands, view
+from imtheboss.web import LANGUAGES, decisions, display, inputs, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, client_address, command_spending, spending
@@ -84,7 +84,7 @@ def _page_globals() -> dict[str, Any]:
         "languages": LANGUAGES,
         "current_lang": str(get_locale() or "en"),
         "lang_url": _lang_url,
-        "local_time": display.local_time,
+        "local_time": display.page_time,  # with the zone: pages are read in many zones
         "card_text": display.card_text,
         "price_text": display.price_text,
     }
@@ -313,6 +313,8 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     forms: list = []
     if seat is not None and game.status == "active":
         forms = display.command_forms(legal_commands(state, seat), v, players)
+        for _key, _title, group in forms:
+            decisions.explain_missing_accepts(group, v, seat)
     chat: list[display.Row] = []
     if v["deal"] is not None:
         chat = [
@@ -344,10 +346,16 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
         requirement_html=display.requirement_html,
         missing_text=display.missing_text,
         chips=display.chips,
+        investor_names=display.INVESTOR_NAMES,  # the board's legend: letters have no hover
         pending_text=display.pending_text,
         wait_reasons=display.WAIT_REASONS,
         notices=[],
         error=None,
+        asked=decisions.asked_of(v, seat, players),
+        reoffers=decisions.reoffers(v, seat, [f for _k, _t, group in forms for f in group])
+        if seat is not None
+        else [],
+        confirming=None,
     )
     return ctx
 
@@ -461,6 +469,10 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
+        if command["do"] in decisions.CONFIRM and request.form.get("confirmed") != "yes":
+            asking = _confirmation(gid, seat, command)
+            if asking is not None:
+                return asking
         with command_spending(gid, seat, command):
             result = submit(gid, seat, command, request.form.get("key", ""))
     except ServiceError as exc:
@@ -482,6 +494,24 @@ def act(gid: str) -> Any:
     for line in notices[:8]:  # the session cookie holds them: keep it small (a chat may be long)
         flash(line if len(line) <= 200 else line[:199] + "…")
     return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+def _confirmation(gid: str, seat: int, command: dict[str, Any]) -> str | None:
+    """The step before a move that cannot be taken back: the game page (or, for htmx, its live
+    part) asking "are you sure?" with what the move sets going, and the same command with the
+    same key to confirm. ``None`` when the command is not one of the seat's legal moves now:
+    it goes on to ``submit``, which refuses it with the usual message."""
+    ctx = _live_context(get_game(gid), seat, is_admin(gid))
+    found = [f for _key, _title, group in ctx["forms"] for f in group if f.cmd == command]
+    if not found:
+        return None
+    ctx["confirming"] = {
+        "cmd": command,
+        "key": request.form.get("key", ""),
+        "label": found[0].label,
+        "consequence": decisions.consequence(command),
+    }
+    return render_template("partials/live.html" if _htmx() else "confirm_move.html", **ctx)
 
 
 # -- negotiations and history ----------------------------------------------------------------
@@ -584,7 +614,8 @@ NOTIFICATION_KINDS = {
 
 @bp.get("/g/<gid>/inbox")
 def inbox(gid: str) -> str:
-    """The seat's own notifications, newest first; unread ones highlighted."""
+    """The seat's own notifications, newest first, each a link to what it names; the rows
+    unread until now are highlighted, and showing them marks them read (not on ``HEAD``)."""
     game, seat, admin = _seat_only(gid)
     rows = (
         db.session.execute(
@@ -596,26 +627,59 @@ def inbox(gid: str) -> str:
         .scalars()
         .all()
     )
-    ctx = _frame(game, seat, admin)
-    ctx.update(rows=rows, icons=NOTIFICATION_KINDS, row_text=story.row_text)
-    return render_template("inbox.html", **ctx)
+    state = load_state(game)
+    ctx = _frame(game, seat, admin, state)
+    links = _inbox_links(game, state, seat, rows)
+    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=story.row_text)
+    page = render_template("inbox.html", **ctx)
+    if rows and request.method != "HEAD":
+        _mark_read(gid, seat, rows[0].id)
+    return page
 
 
-@bp.post("/g/<gid>/inbox/read")
-def inbox_read(gid: str) -> Response:
-    """Mark all of the seat's notifications read."""
-    _game, seat, _admin = _seat_only(gid)
+DEAL_NOTES = frozenset({"deal_opened", "offer", "agreement", "boss_changed"})
+DEAL_NOTES |= {"deal_closed", "deal_failed"}
+
+
+def _inbox_links(game: Game, state: GameState, seat: int, rows: list[Notification]) -> list[str]:
+    """Where each row leads: a window still waiting for the seat to its line on the game page,
+    news of a deal to its place in that negotiation's timeline, any other row with an event to
+    that event in the history, the rest to the game page."""
+    waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
+    negs = negotiations.rows_of(game.id)
+    out = []
+    for row in rows:
+        window = (row.body or {}).get("window")
+        number = next(
+            (n.number for n in reversed(negs) if n.first_seq <= row.seq <= (n.last_seq or row.seq)),
+            None,
+        )
+        if window in waiting:
+            out.append(url_for("pages.game_page", gid=game.id, _anchor=f"window-{window}"))
+        elif row.kind in DEAL_NOTES and number is not None:
+            out.append(url_for("pages.deal", gid=game.id, number=number, _anchor=f"ev-{row.seq}"))
+        elif row.seq and row.kind not in ("invited", "game_over"):
+            page = (game.last_seq - row.seq) // HISTORY_PAGE + 1
+            anchor = f"ev-{row.seq}"
+            out.append(url_for("pages.history", gid=game.id, page=page, _anchor=anchor))
+        else:
+            out.append(url_for("pages.game_page", gid=game.id))
+    return out
+
+
+def _mark_read(gid: str, seat: int, upto: int) -> None:
+    """Mark the seat's rows up to id ``upto`` read (rows written since stay new)."""
     db.session.execute(
         update(Notification)
         .where(
             Notification.game_id == gid,
             Notification.seat_index == seat,
+            Notification.id <= upto,
             Notification.read_at.is_(None),
         )
         .values(read_at=now_utc())
     )
     db.session.commit()
-    return redirect(url_for("pages.inbox", gid=gid), 303)
 
 
 @bp.route("/g/<gid>/settings", methods=["GET", "POST"])
@@ -657,6 +721,22 @@ def settings(gid: str) -> Any:
     ctx = _frame(game, seat, admin)
     ctx.update(form=form, zones=_zones(), notices=get_flashed_messages(), **_settings_extras(state))
     return render_template("settings.html", **ctx)
+
+
+@bp.post("/g/<gid>/zone")
+def zone(gid: str) -> Response:
+    """Show the seat's times in the zone its browser is in (the game page offers it when the
+    browser's zone is not the seat's). Raises ``ServiceError`` 400 for a zone this server does
+    not know; nothing is changed then."""
+    _game, seat, _admin = _seat_only(gid)
+    name = (request.form.get("timezone") or "").strip()
+    if not display.valid_timezone(name):
+        message = _("unknown time zone: use a name like Europe/Berlin or UTC")
+        raise ServiceError(400, "bad_zone", message)
+    _seat_row(gid, seat).timezone = name
+    db.session.commit()
+    flash(_("Times are now shown in %(zone)s.", zone=name))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
 
 
 def _settings_extras(state: Any) -> dict[str, Any]:

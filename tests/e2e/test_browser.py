@@ -81,6 +81,13 @@ class Player:
         assert self.page.evaluate("window.__samePage === true"), "the page was reloaded"
         expect(self.live.locator(".error-box")).to_have_count(0)
 
+    def confirm(self, button: Locator, shows: str) -> None:
+        """A move that asks first: its button brings the question into the live part (no page
+        load, and the live part stops polling meanwhile); "Yes, do it" makes the move."""
+        self.act(button, "Are you sure?")
+        assert self.live.get_attribute("hx-trigger") is None, "the question would be polled away"
+        self.act(self.live.locator("#confirm").get_by_role("button", name="Yes, do it"), shows)
+
     def form(self, kind: str, text: str) -> Locator:
         """The command form of kind ``kind`` (``offer``, ``propose``...) whose text has ``text``."""
         form = self.live.locator(f"form.cmd-{kind}", has_text=text)
@@ -203,7 +210,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
 
     # A travel card on the provider's investor; the stopper stops it in the stop window.
     traveller.refresh()
-    traveller.act(
+    traveller.confirm(
         traveller.live.get_by_role(
             "button", name=re.compile(rf"^Send investor {letter} on travel")
         ),
@@ -222,7 +229,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
 
     # The boss closes; the other two pass the last call; the deal closes.
     boss.refresh()
-    boss.act(
+    boss.confirm(
         boss.button("Close the deal (the others get a last call)"),
         f"{boss.name} calls the deal closed: last call",
     )
@@ -290,5 +297,40 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     shoot(page, screenshots / "deal-history-phone.png", PHONE)
     shoot(page, screenshots / "deal-history-desktop.png", DESKTOP)
     for player in players:
+        assert player.problems == [], f"{player.name}'s pages broke their CSP"
+        player.page.context.close()
+
+
+def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Browser) -> None:
+    """A browser in another zone than the seat's is offered its own: one tap and the page's
+    times are in it. A browser that keeps the seat's zone is not asked again; a browser in
+    the seat's zone is never asked."""
+    with app.app_context():
+        created = create_game("Zones", PLAYERS, seed=find_setup().seed)
+    gid, tokens = created.game_id, created.seat_tokens
+    taipei = sign_in(browser, live_server, gid, tokens[0], NAMES[0], timezone_id="Asia/Taipei")
+    offer = taipei.page.locator("#zone-guess")
+    expect(offer).to_be_visible()
+    expect(offer).to_contain_text("These pages show times in UTC")
+    expect(offer.locator("[data-browser-zone]")).to_have_text("Asia/Taipei")
+    latest = taipei.live.locator("section.recent li .meta").first
+    expect(latest).to_have_text(re.compile(r" 09:00 UTC$"))  # the game started at 09:00 UTC
+    offer.get_by_role("button", name="Show times in my zone").click()
+    expect(taipei.page.locator(".notice")).to_contain_text("Times are now shown in Asia/Taipei.")
+    expect(taipei.page.locator("#zone-guess")).to_be_hidden()
+    expect(latest).to_have_text(re.compile(r" 17:00 UTC\+8$"))
+
+    lima = sign_in(browser, live_server, gid, tokens[1], NAMES[1], timezone_id="America/Lima")
+    offer = lima.page.locator("#zone-guess")
+    expect(offer).to_be_visible()
+    offer.get_by_role("button", name="Keep UTC").click()
+    expect(offer).to_be_hidden()
+    lima.page.reload()
+    expect(lima.page.locator("h1.game-title")).to_contain_text(NAMES[1])
+    expect(lima.page.locator("#zone-guess")).to_be_hidden()
+
+    utc = sign_in(browser, live_server, gid, tokens[2], NAMES[2], timezone_id="UTC")
+    expect(utc.page.locator("#zone-guess")).to_be_hidden()
+    for player in (taipei, lima, utc):
         assert player.problems == [], f"{player.name}'s pages broke their CSP"
         player.page.context.close()

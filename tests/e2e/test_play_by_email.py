@@ -306,6 +306,14 @@ class Play:
             allow_redirects=False,
             timeout=HTTP_TIMEOUT,
         )
+        yes = [f for f in page_forms(answer.text) if f.hidden.get("confirmed") == "yes"]
+        if answer.status_code == 200 and yes:  # a move that asks first: "Yes, do it"
+            answer = seat.http.post(
+                urljoin(page.url, yes[0].action),
+                data=list(yes[0].hidden.items()),
+                allow_redirects=False,
+                timeout=HTTP_TIMEOUT,
+            )
         if answer.status_code == 303:
             back = seat.http.get(urljoin(page.url, answer.headers["Location"]), timeout=20)
             assert back.status_code == 200, (back.status_code, back.text[:500])

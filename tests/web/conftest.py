@@ -1,5 +1,6 @@
 """Fixtures of the web tests beyond tests/conftest.py: ``world``, two games for the bad-input
-tests and the fuzz test (the first in a running negotiation); ``migration_database``, an empty
+tests and the fuzz test (the first in a running negotiation); ``game``, the known deal of
+tests/helpers_deal.py with a signed-in client per seat; ``migration_database``, an empty
 database of the test's own for the migration tests."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers_api import World, find_deal_plan
 from helpers_db import own_database
-from helpers_deal import PLAYERS
+from helpers_deal import PLAYERS, find_setup
 from imtheboss.web.service import create_game
 
 
@@ -40,6 +41,22 @@ def world(app, client) -> World:
         response = w.cmd(cmd, plan.boss, key)
         assert response.status_code == 201, response.get_json()
     return w
+
+
+@pytest.fixture
+def game(app):
+    """A 3-player game made by the service with a known seed; one signed-in client per seat."""
+    setup = find_setup()
+    with app.app_context():
+        created = create_game("Test deal", PLAYERS, seed=setup.seed)
+    clients = []
+    for token in created.seat_tokens:
+        client = app.test_client()
+        response = client.get(f"/g/{created.game_id}/s/{token}")
+        assert response.status_code == 303
+        assert response.headers["Location"].endswith(f"/g/{created.game_id}")
+        clients.append(client)
+    return created, setup, clients
 
 
 @pytest.fixture(params=["postgresql", "sqlite"])

@@ -42,6 +42,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from helpers_bots import Hoarder
 from helpers_orders import random_orders_json
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
@@ -69,19 +70,6 @@ PHASES = {
 }
 MAX_COMMANDS = 3000
 SECRET_EVENTS = ("game_started", "cards_drawn", "pile_reshuffled", "orders_set")
-
-
-class Hoarder(SensibleBot):
-    """A SensibleBot that always rolls and draws on its turn, so its hand grows past the limit
-    and the game visits the discard phase (R6.6)."""
-
-    def choose(self, state: GameState, seat: int, legal: list[dict[str, Any]], rng: random.Random):
-        if state.active == seat and state.phase in ("turn_start", "after_roll"):
-            for do in ("roll", "draw"):
-                found = [c for c in legal if c["do"] == do]
-                if found:
-                    return found[0]
-        return super().choose(state, seat, legal, rng)
 
 
 @dataclass
@@ -200,11 +188,18 @@ def scrambled(
 
 _KEY = re.compile(r"\b(text-)?[0-9a-f]{32}\b")  # idempotency keys made at render time
 _CSRF = re.compile(r'<input[^>]*name="csrf_token"[^>]*>')
+# What a look at the inbox changes (it marks the rows shown read): the count of unread rows on
+# every page, and on the inbox the marks of the rows new at the first look.
+_UNREAD = re.compile(
+    r' <span class="badge">\d+</span>| unread(?=[ "])|<span class="tag">new</span>'
+    r'|<p class="meta">\d+ new since you last looked[^<]*</p>'
+)
 
 
 def normalized(text: str) -> str:
-    """A page without what differs on every render (form keys, CSRF tokens)."""
-    return _CSRF.sub("<CSRF>", _KEY.sub("KEY", text))
+    """A page without what differs on every render (form keys, CSRF tokens) or after a look
+    at the inbox (the unread marks)."""
+    return _UNREAD.sub("", _CSRF.sub("<CSRF>", _KEY.sub("KEY", text)))
 
 
 def paths(table: Table, viewer: int | None, scope: str) -> list[str]:
@@ -269,7 +264,7 @@ def fetch(table: Table, viewer: int | None, wanted: list[str]) -> dict[str, Any]
 
 
 def _cells(row_html: str) -> list[str]:
-    cells = re.findall(r"<td>(.*?)</td>", row_html, re.S)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row_html, re.S)
     return [html.unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in cells]
 
 
@@ -324,7 +319,7 @@ def check_page_text(
             texts = [story.row_text(row, list(state.players)) for row in rows]
         inbox = seen[f"/g/{gid}/inbox"]
         shown = [
-            html.unescape(x.strip())
+            html.unescape(re.sub(r"<[^>]+>", "", x).strip())
             for x in re.findall(r'<li class="note[^"]*">.*?<div>(.*?)</div>', inbox, re.S)
         ]
         assert shown == texts[: len(shown)] and len(shown) == min(len(texts), 200), viewer

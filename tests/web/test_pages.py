@@ -8,110 +8,21 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-from helpers_deal import NAMES, PLAYERS, find_setup
+from helpers_deal import NAMES, PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
+from helpers_pages import act, commands_on, count, form_for, forms_of, post
 from imtheboss.engine.board import default_board
-from imtheboss.engine.views import view
-from imtheboss.web.display import card_text
+from imtheboss.engine.views import awaiting, view
+from imtheboss.web.display import card_text, page_time
 from imtheboss.web.links import seat_link
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
-
-# -- reading pages ---------------------------------------------------------------------------
-
-
-class _Forms(HTMLParser):
-    """Collects every form: action, method and the values of its inputs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.forms: list[dict[str, Any]] = []
-        self.current: dict[str, Any] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form":
-            self.current = {"action": a.get("action"), "method": a.get("method"), "fields": {}}
-            self.forms.append(self.current)
-        elif tag in ("input", "select", "textarea", "button") and self.current is not None:
-            name = a.get("name")
-            if name and a.get("type") in ("hidden", None, "text", "number", "email"):
-                self.current["fields"].setdefault(name, a.get("value") or "")
-            if name and a.get("type") == "checkbox":
-                self.current["fields"].setdefault(f"{name}[]", []).append(a.get("value"))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form":
-            self.current = None
-
-
-def forms_of(html: str) -> list[dict[str, Any]]:
-    parser = _Forms()
-    parser.feed(html)
-    for form in parser.forms:
-        raw = form["fields"].get("cmd")
-        form["cmd"] = json.loads(raw) if raw else None
-    return parser.forms
-
-
-def commands_on(client, gid: str) -> list[dict[str, Any]]:
-    return [f["cmd"] for f in forms_of(client.get(f"/g/{gid}").text) if f["cmd"]]
-
-
-def form_for(client, gid: str, **match: Any) -> dict[str, Any]:
-    page = client.get(f"/g/{gid}")
-    assert page.status_code == 200
-    forms = [f for f in forms_of(page.text) if f["cmd"]]
-    for form in forms:
-        if all(form["cmd"].get(k) == v for k, v in match.items()):
-            return form
-    raise AssertionError(f"no form for {match}; the page offers {[f['cmd'] for f in forms]}")
-
-
-def act(client, gid: str, match: dict[str, Any], expect: int = 303, **inputs: Any):
-    """Post the game page's own form for the command matching ``match``."""
-    form = form_for(client, gid, **match)
-    data = {k: v for k, v in form["fields"].items() if not k.endswith("[]")}
-    data.update(inputs)
-    response = client.post(form["action"], data=data)
-    assert response.status_code == expect, response.text[:2000]
-    return response
-
-
-def post(client, url: str, token: str, **fields: Any):
-    """A POST with the session's CSRF token."""
-    return client.post(url, data={"csrf_token": token, **fields})
-
-
-def count(model) -> int:
-    return db.session.execute(select(func.count()).select_from(model)).scalar_one()
-
-
-# -- a game with a known deal ----------------------------------------------------------------
-
-
-@pytest.fixture
-def game(app):
-    """A 3-player game made by the service with a known seed; one signed-in client per seat."""
-    setup = find_setup()
-    with app.app_context():
-        created = create_game("Test deal", PLAYERS, seed=setup.seed)
-    clients = []
-    for token in created.seat_tokens:
-        client = app.test_client()
-        response = client.get(f"/g/{created.game_id}/s/{token}")
-        assert response.status_code == 303
-        assert response.headers["Location"].endswith(f"/g/{created.game_id}")
-        clients.append(client)
-    return created, setup, clients
-
 
 # -- tests -----------------------------------------------------------------------------------
 
@@ -277,33 +188,47 @@ def test_play_a_deal_through_the_pages(app, game) -> None:
     assert timeline.status_code == 200
     for expected in ("Payouts", "stopped it", "passed", "Agreement", "The boss proposes", "offers"):
         assert expected in text, expected
-    assert f"{NAMES[s.provider]}</td><td>+2 M" in text
+    assert f'{NAMES[s.provider]}</td><td class="num">+2 M' in text
     assert provider.get(f"/g/{gid}/deals/2").status_code == 404
     history = provider.get(f"/g/{gid}/history")
     assert history.status_code == 200 and "Deal closed on space" in history.text
 
 
-def test_inbox_shows_the_seats_own_rows(app, game) -> None:
+def test_inbox_shows_the_seats_own_rows_and_clears_when_seen(app, game) -> None:
+    """Each seat's inbox holds its own rows, each a link to what it names; showing the rows
+    marks them read (a HEAD does not), rows written later stay new."""
     created, s, clients = game
     gid = created.game_id
-    first = clients[s.boss].get(f"/g/{gid}/inbox")
-    assert "Place the marker to start the game" in first.text  # only the first player's row
-    other = clients[s.provider].get(f"/g/{gid}/inbox")
-    assert other.status_code == 200
-    assert "Place the marker" not in other.text and "You are invited" in other.text
-    assert 'class="note unread' in other.text
-    response = post(clients[s.provider], f"/g/{gid}/inbox/read", csrf_of(other.text))
-    assert response.status_code == 303
+    boss, provider = clients[s.boss], clients[s.provider]
+
+    def unread() -> set[int]:
+        with app.app_context():
+            query = select(Notification.seat_index).where(Notification.read_at.is_(None))
+            return set(db.session.execute(query).scalars())
+
+    assert boss.head(f"/g/{gid}/inbox").status_code == 200 and s.boss in unread()
+    first = boss.get(f"/g/{gid}/inbox").text
+    assert "Place the marker to start the game" in first  # only the first player's row
+    assert 'class="note unread' in first and "new since you last looked" in first
     with app.app_context():
-        unread = (
-            db.session.execute(
-                select(Notification.seat_index).where(Notification.read_at.is_(None))
-            )
-            .scalars()
-            .all()
-        )
-        assert s.provider not in unread and s.boss in unread
-    assert 'class="note unread' not in clients[s.provider].get(f"/g/{gid}/inbox").text
+        (mine,) = [a for a in awaiting(load_state(get_game(gid))) if a["seat"] == s.boss]
+    assert f'href="/g/{gid}#window-{mine["window"]}">Place the marker' in first
+    assert s.boss not in unread() and s.provider in unread()
+    other = provider.get(f"/g/{gid}/inbox").text
+    assert "Place the marker" not in other and "You are invited" in other
+    assert f'<a href="/g/{gid}">You are invited' in other
+    assert s.provider not in unread()
+    again = provider.get(f"/g/{gid}/inbox").text
+    assert 'class="note unread' not in again and "new since you last looked" not in again
+
+    act(boss, gid, {"do": "place_marker", "space": s.space})
+    act(boss, gid, {"do": "open_deal"})
+    page = boss.get(f"/g/{gid}/inbox").text  # the window answered: its event in the history
+    assert re.search(rf'href="/g/{gid}/history\?page=1#ev-\d+">Place the marker', page)
+    page = provider.get(f"/g/{gid}/inbox").text  # news of the deal: its negotiation's timeline
+    (seq,) = re.findall(rf'href="/g/{gid}/deals/1#ev-(\d+)"', page)
+    assert f'id="ev-{seq}"' in provider.get(f"/g/{gid}/deals/1").text
+    assert page.count('class="note unread') == 1  # only the row written since
 
 
 def test_settings_save(app, game) -> None:
@@ -319,8 +244,43 @@ def test_settings_save(app, game) -> None:
     with app.app_context():
         seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
         assert (seat.notify, seat.timezone) == ("must_act", "Asia/Shanghai")
-    # Times now show in that zone: the game started 09:00 UTC = 17:00 in Shanghai.
-    assert "17:00" in clients[0].get(f"/g/{gid}/history").text
+    # Times now show in that zone, which they name: the game started 09:00 UTC = 17:00 in
+    # Shanghai.
+    assert "17:00 UTC+8</time>" in clients[0].get(f"/g/{gid}/history").text
+    assert "09:00 UTC</time>" in clients[1].get(f"/g/{gid}/history").text
+
+
+def test_the_browsers_zone_is_taken_in_one_step(app, game) -> None:
+    """The game page holds the offer (shown by static/app.js when the browser's zone differs);
+    its POST sets the seat's zone, a zone this server does not know is a 400."""
+    created, _s, clients = game
+    gid = created.game_id
+    page = clients[0].get(f"/g/{gid}").text
+    assert f'id="zone-guess" method="post" action="/g/{gid}/zone" data-zone="UTC"' in page
+    token = csrf_of(page)
+    for bad in ("Mars/Olympus", "", "../../etc/passwd", "x" * 5000):
+        response = post(clients[0], f"/g/{gid}/zone", token, timezone=bad)
+        assert response.status_code == 400 and "unknown time zone" in response.text
+    assert post(app.test_client(), f"/g/{gid}/zone", token, timezone="UTC").status_code in (
+        400,  # no session: no CSRF token of its own
+        403,
+    )
+    response = post(clients[0], f"/g/{gid}/zone", token, timezone="Asia/Taipei")
+    assert response.status_code == 303 and response.headers["Location"] == f"/g/{gid}"
+    with app.app_context():
+        seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
+        assert seat.timezone == "Asia/Taipei"
+    page = clients[0].get(f"/g/{gid}").text
+    assert "Times are now shown in Asia/Taipei." in page and 'data-zone="Asia/Taipei"' in page
+
+
+def test_page_times_name_their_zone(app) -> None:
+    at = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    with app.test_request_context():
+        assert page_time(at, "UTC") == "Sun 2026-03-01 09:00 UTC"
+        assert page_time(at, "Asia/Kolkata") == "Sun 2026-03-01 14:30 UTC+5:30"
+        assert page_time(at.isoformat(), "America/St_Johns") == "Sun 2026-03-01 05:30 UTC-3:30"
+        assert page_time(None, "UTC") == ""
 
 
 def test_admin_pause_makes_act_refuse(app, game) -> None:

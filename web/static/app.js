@@ -24,3 +24,23 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   var elt = event.detail && event.detail.elt;
   if (elt && elt.id === "live" && !ibIdle()) event.preventDefault();
 });
+
+/* The game page offers to show times in the browser's own time zone when it is not the one the
+   seat's pages use; "Keep" is remembered in this browser (per game and zone kept). */
+document.addEventListener("DOMContentLoaded", function () {
+  var form = document.getElementById("zone-guess");
+  if (!form || !window.Intl) return;
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  var kept = "ib-zone-kept:" + form.dataset.game;
+  if (!zone || zone === form.dataset.zone) return;
+  try {
+    if (window.localStorage.getItem(kept) === form.dataset.zone) return;
+  } catch (e) { /* no storage: offer anyway */ }
+  form.elements.timezone.value = zone;
+  form.querySelector("[data-browser-zone]").textContent = zone;
+  form.hidden = false;
+  form.querySelector("[data-keep]").addEventListener("click", function () {
+    try { window.localStorage.setItem(kept, form.dataset.zone); } catch (e) { /* nothing kept */ }
+    form.hidden = true;
+  });
+});
