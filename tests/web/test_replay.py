@@ -216,3 +216,36 @@ def test_the_money_chart_shows_what_the_seat_may_see(app, clock, open_money: boo
             assert _lines(page) == len(names)
     page = organiser.get(f"/g/{gid}/replay?at={at}").text
     assert _lines(page) == (len(names) if open_money else 0)
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("zh_Hans", ["重播：第", "资金变化", "下一个 →", "事件编号", "已成交的交易"]),
+        ("zh_Hant", ["重播：第", "資金變化", "下一個 →", "事件編號", "已成交的交易"]),
+    ],
+)
+def test_the_replay_and_the_record_speak_the_readers_language(
+    app, clock, lang: str, words: list[str]
+) -> None:
+    """The replay's frame and chart and the finished page's links in Chinese, no English left
+    of them; the refusal before the end too."""
+    with app.app_context():
+        created = create_game("replayed", PLAYERS, {}, seed="replay-seed-Qx8")
+    gid = created.game_id
+    browser, _csrf = signed_in(app, gid, created.seat_tokens[0])
+    early = browser.get(f"/g/{gid}/export?lang={lang}")
+    assert early.status_code == 409 and "once the game is over" not in early.text
+    with app.app_context():
+        state = load_state(get_game(gid))
+    play_to_end(app, clock, gid, state, [SensibleBot() for _ in PLAYERS], random.Random(5))
+    page = browser.get(f"/g/{gid}/replay?at=60&lang={lang}").text
+    for word in words:
+        assert word in page, word
+    english = ["Replay: event", "Money over time", "next →", "Event number", "deals closed"]
+    english += ["The other players' money", "previous", "Step through the game"]
+    for word in english:
+        assert word not in page, word
+    finished = browser.get(f"/g/{gid}?lang={lang}").text
+    for word in ("Replay the game step by step", "Download the game's record", "imtheboss verify"):
+        assert (word in finished) == (word == "imtheboss verify"), word
