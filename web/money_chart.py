@@ -1,5 +1,6 @@
 """Money over time: each seat's money (M) after each closed deal, as a server-rendered SVG
-(``templates/partials/money_chart.html``; no script).
+(``templates/partials/money_chart.html``; no script), from the events (``for_game`` reads
+only the two types it needs).
 
 Money changes only when a deal closes (R6.4 payouts), so a seat's line has one point at the
 start and one after each closed deal. A viewer sees the lines ``view`` shows the money of: its
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from imtheboss.engine.events import Event
+from imtheboss.web import negotiations
 
 WIDTH, HEIGHT = 320, 180  # the SVG's user units; it scales to the page's width
 LEFT, RIGHT, TOP, BOTTOM = 34, 12, 10, 26
@@ -69,6 +71,14 @@ def money_steps(events: Iterable[Event]) -> list[list[int]]:
                 money[int(seat)] += amount
             steps.append(money)
     return steps
+
+
+def for_game(game_id: str, v: dict[str, Any]) -> Chart | None:
+    """The chart of a game's whole log, found by the events' type index, with the lines
+    ``v`` (the viewer's ``view``) shows the money of."""
+    records = negotiations.records(game_id, types=RELEVANT)
+    steps = money_steps(ev for _seq, _at, ev in records)
+    return chart(steps, [s["name"] for s in v["seats"]], shown_seats(v))
 
 
 def shown_seats(v: dict[str, Any]) -> list[int]:

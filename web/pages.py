@@ -36,12 +36,11 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import LANGUAGES, display, inputs, negotiations, story
+from imtheboss.web import LANGUAGES, display, inputs, money_chart, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, client_address, command_spending, spending
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.replay import money_chart_of
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
     ServiceError,
@@ -298,7 +297,7 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     recent = negotiations.records(game.id, newest=RECENT)
     ctx = state_context(game, seat, admin, state, chat, recent, acting=game.status == "active")
     if state.phase == "game_over":  # the end shows every seat's money (R7.1)
-        ctx["money_chart"] = money_chart_of(game, ctx["v"])
+        ctx["money_chart"] = money_chart.for_game(game.id, ctx["v"])
     return ctx
 
 

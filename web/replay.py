@@ -17,7 +17,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState, replay
-from imtheboss.web import display, money_chart, negotiations, story
+from imtheboss.web import display, money_chart, negotiations, pages, story
 from imtheboss.web.models import Game
 from imtheboss.web.records import export_filename, game_export
 from imtheboss.web.service import ServiceError, require_confirmed
@@ -54,22 +54,7 @@ def _running_chat(records: list[negotiations.Record], state: GameState) -> list:
         return []
     opened = max(i for i, (_seq, _at, ev) in enumerate(records) if ev.type == "deal_opened")
     chat = [r for r in records[opened:] if r[2].type == "chat"]
-    return chat[-_pages().CHAT :]
-
-
-def _pages() -> Any:
-    from imtheboss.web import pages  # the game page's helpers (imported late: pages imports us)
-
-    return pages
-
-
-def money_chart_of(game: Game, v: dict[str, Any], upto: int | None = None) -> Any:
-    """The money chart of ``game`` up to event ``upto`` (default: all) with the lines ``v``
-    (the viewer's ``view``) shows the money of."""
-    steps = money_chart.money_steps(
-        ev for _seq, _at, ev in negotiations.records(game.id, upto=upto, types=money_chart.RELEVANT)
-    )
-    return money_chart.chart(steps, [s["name"] for s in v["seats"]], money_chart.shown_seats(v))
+    return chat[-pages.CHAT :]
 
 
 @bp.get("/g/<gid>/replay")
@@ -77,7 +62,6 @@ def replay_page(gid: str) -> str:
     """The game after event ``?at=N`` (default: the last) as the viewer could see it then: the
     board, the seats, its own hand and money, the negotiation, who the game waited for, the
     latest events and the money chart up to then; links to step through."""
-    pages = _pages()
     game, seat, admin = pages._viewer(gid)
     require_confirmed(game)
     total = game.last_seq
@@ -89,7 +73,7 @@ def replay_page(gid: str) -> str:
         game, seat, admin, state, _running_chat(records, state), recent, acting=False
     )
     _seq, when, event = records[-1]
-    steps = money_chart.money_steps(ev for _s, _w, ev in records if ev.type in money_chart.RELEVANT)
+    steps = money_chart.money_steps(ev for _s, _w, ev in records)
     v = ctx["v"]
     ctx.update(
         replay=True,
@@ -97,7 +81,7 @@ def replay_page(gid: str) -> str:
         at=at,
         total=total,
         step_text=_step_text(event, ctx["players"], seat, ctx["tz"]),
-        step_row=display.event_row(at, when, event, ctx["players"], seat),
+        step_icon=display.event_kind(event)[0] if display.visible(event, seat) else "•",
         jumps=_jumps(at, total),
         chart=money_chart.chart(steps, ctx["players"], money_chart.shown_seats(v)),
     )
@@ -129,7 +113,7 @@ def _jumps(at: int, total: int) -> list[tuple[str, int]]:
 def export_page(gid: str) -> Response:
     """The finished game's record as a JSON download, for a seat or the organiser. Refused
     (409, in plain words) until the game is over: the record shows every hand and the seed."""
-    game, _seat, _admin = _pages()._viewer(gid)
+    game, _seat, _admin = pages._viewer(gid)
     return export_response(game)
 
 
