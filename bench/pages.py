@@ -1,4 +1,5 @@
-"""Page benchmark: each page's time at about 200 and about 2,000 events.
+"""Page benchmark: each page's time at about 200 and about 2,000 events (the replay's at the
+last event, the one page that folds the log from its start).
 
 On a database of its own (``imtheboss_bench_pages``, created and dropped here) two 4-seat games
 with the same seed are played through ``imtheboss.web.service.submit`` by sensible bots making the
@@ -106,6 +107,7 @@ def page_paths(gid: str, shown: int) -> dict[str, str]:
         "inbox": f"{base}/inbox",
         "settings": f"{base}/settings",
         "orders": f"{base}/orders",
+        "replay": f"{base}/replay",  # the last event: folds the whole log from its start
     }
 
 

@@ -1,13 +1,15 @@
-"""The ``imtheboss`` command: ``scenario run|check FILE`` and ``simulate``.
+"""The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate`` and ``verify FILE``.
 
-Exit codes: 0 success; 1 a scenario's expectations do not hold; 2 bad input (unreadable or
-malformed file, unknown field, bad arguments).
+Exit codes: 0 success; 1 a scenario's expectations do not hold, or a game record departs from
+its seed (``verify``: the first difference is printed); 2 bad input (unreadable or malformed
+file, unknown field, bad arguments).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 
@@ -42,8 +44,10 @@ def _simulate(args: argparse.Namespace) -> int:
     except SimulationError as exc:
         print(f"imtheboss: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps([e.to_json() for e in game.events], ensure_ascii=False))
+    if args.json:  # the game's record (docs/export.md), as the server exports a finished game
+        from imtheboss.engine.record import game_record
+
+        print(json.dumps(game_record(game.events), ensure_ascii=False))
         return 0
     from imtheboss.web.story import simulation_log, speaking
 
@@ -52,6 +56,32 @@ def _simulate(args: argparse.Namespace) -> int:
         for line in simulation_log(game.events, s.players, s.money, sorted(s.winners)):
             print(line)
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from imtheboss.engine.record import RecordError, read_record
+    from imtheboss.engine.verify import verify
+    from imtheboss.web.story import speaking
+    from imtheboss.web.verify_report import verdict_lines
+
+    if args.hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", args.hash):
+        print("imtheboss: --hash takes 8 to 64 hex digits of the seed hash", file=sys.stderr)
+        return 2
+    try:
+        if args.file == "-":
+            doc = json.load(sys.stdin)
+        else:
+            with open(args.file, encoding="utf-8") as f:
+                doc = json.load(f)
+        verdict = verify(read_record(doc), args.hash)
+    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:  # RecordError too
+        kind = "not a game record" if isinstance(exc, RecordError) else "unreadable"
+        print(f"imtheboss: {args.file}: {kind}: {exc}", file=sys.stderr)
+        return 2
+    with speaking(args.lang):
+        lines = verdict_lines(verdict, args.file)
+    print("\n".join(lines), file=sys.stdout if verdict.ok else sys.stderr)
+    return 0 if verdict.ok else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,6 +106,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the log's language"
     )
     sim.set_defaults(func=_simulate)
+    ver = sub.add_parser(
+        "verify", help="check a game record's seed, deal, dice and reshuffles (docs/export.md)"
+    )
+    ver.add_argument("file", help="the record (JSON), or - for standard input")
+    ver.add_argument(
+        "--hash", help="the seed hash published at the start (hex, or its first 8+ digits)"
+    )
+    ver.add_argument(
+        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the report's language"
+    )
+    ver.set_defaults(func=_verify)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -30,7 +30,9 @@ def _place_marker(ctx: Ctx) -> None:
     ctx.emit("marker_placed", {"seat": ctx.by, "space": space}, ctx.by)
 
 
-def _move(s: GameState, steps: int) -> int:
+def move_target(s: GameState, steps: int) -> int:
+    """The space a roll of ``steps`` moves the marker to: that many uncovered spaces on from
+    where it stands, covered spaces not counted (R3.1)."""
     space = s.marker
     while steps:
         space = (space + 1) % 16
@@ -47,7 +49,7 @@ def roll_die(ctx: Ctx, purpose: str, seat: int | None, by: int | None) -> int:
         value, source = die(s.seed, s.rng_count), "rng"
     data: dict[str, Any] = {"seat": seat, "value": value, "source": source, "purpose": purpose}
     if purpose == "move":
-        data["space"] = _move(s, value)
+        data["space"] = move_target(s, value)
     ctx.emit("die_rolled", data, by)
     return value
 

@@ -156,6 +156,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.api",
         "imtheboss.web.links",
         "imtheboss.web.orders_page",
+        "imtheboss.web.replay",
     ):
         try:
             module = importlib.import_module(name)

@@ -25,6 +25,7 @@ from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web.inputs import json_body
 from imtheboss.web.limits import client_address, command_spending, spending
 from imtheboss.web.models import EventRecord, Game, db
+from imtheboss.web.records import game_export
 from imtheboss.web.service import (
     MAX_KEY,
     SERVER_PROXY_HOURS,
@@ -246,6 +247,15 @@ def events(game_id: str) -> ResponseReturnValue:
     ]
     last_seq = max([game.last_seq] + [e["seq"] for e in out])
     return jsonify({"events": out, "last_seq": last_seq, "more": more})
+
+
+@bp.get("/games/<game_id>/export")
+def export(game_id: str) -> ResponseReturnValue:
+    """The finished game's record (docs/export.md): the whole log with nothing redacted, the
+    seed and the result; ``imtheboss verify`` checks it. 409 ``not_over`` before the end (it
+    shows every hand and the seed)."""
+    game, _seat = _authenticate(game_id, allow_admin=True)
+    return jsonify(game_export(game))
 
 
 @bp.post("/games/<game_id>/join")

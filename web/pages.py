@@ -36,7 +36,7 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, legal_commands, view
-from imtheboss.web import LANGUAGES, decisions, display, inputs, negotiations, story
+from imtheboss.web import LANGUAGES, decisions, display, inputs, money_chart, negotiations, story
 from imtheboss.web.auth import current_seat, is_admin, remember_admin, remember_seat
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm, SettingsForm
 from imtheboss.web.limits import TooMany, client_address, command_spending, spending
@@ -307,26 +307,43 @@ def _frame(game: Game, seat: int | None, admin: bool, state: GameState | None = 
 def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     """Everything the live part of the game page shows ``seat`` (A8: through ``view``)."""
     state = load_state(game)
+    chat = negotiations.running_chat(game.id, CHAT) if state.deal is not None else []
+    recent = negotiations.records(game.id, newest=RECENT)
+    ctx = state_context(game, seat, admin, state, chat, recent, acting=game.status == "active")
+    if state.phase == "game_over":  # the end shows every seat's money (R7.1)
+        ctx["money_chart"] = money_chart.for_game(game.id, ctx["v"])
+    return ctx
+
+
+def state_context(
+    game: Game,
+    seat: int | None,
+    admin: bool,
+    state: GameState,
+    chat: list[negotiations.Record],
+    recent: list[negotiations.Record],
+    *,
+    acting: bool,
+) -> dict[str, Any]:
+    """What ``partials/live.html`` shows ``seat`` of ``state`` (A8: through ``view`` and
+    ``redact_event``): the running deal's ``chat`` and the ``recent`` events as
+    ``(seq, at, event)``; the forms of the seat's legal commands when ``acting`` (the live game
+    page; the replay shows none)."""
     ctx = _frame(game, seat, admin, state)
     v = view(state, seat)
     players = ctx["players"]
     forms: list = []
-    if seat is not None and game.status == "active":
+    if seat is not None and acting:
         forms = display.command_forms(legal_commands(state, seat), v, players)
         for _key, _title, group in forms:
             decisions.explain_missing_accepts(group, v, seat)
-    chat: list[display.Row] = []
-    if v["deal"] is not None:
-        chat = [
-            display.event_row(seq, at, ev, players, seat)
-            for seq, at, ev in negotiations.running_chat(game.id, CHAT)
-        ]
-    recent = [
+    chat_rows = [display.event_row(seq, at, ev, players, seat) for seq, at, ev in chat]
+    recent_rows = [
         display.event_row(seq, at, ev, players, seat)
-        for seq, at, ev in negotiations.records(game.id, newest=RECENT)
+        for seq, at, ev in recent
         if display.visible(ev, seat)
     ]
-    recent.reverse()
+    recent_rows.reverse()
     space_of_deal = v["deal"]["space"] if v["deal"] else None
     ctx.update(
         v=v,
@@ -339,8 +356,8 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
             group="turn",
             style="primary",
         ),
-        chat=chat,
-        recent=recent,
+        chat=chat_rows,
+        recent=recent_rows,
         ring=display.RING,
         deal_space=v["board"][space_of_deal] if space_of_deal is not None else None,
         requirement_html=display.requirement_html,

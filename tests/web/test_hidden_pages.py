@@ -38,37 +38,26 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from helpers_bots import Hoarder
 from helpers_orders import random_orders_json
+from helpers_play import PHASES, play_to_end
+from helpers_scramble import normalized, store_log
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
-from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import story
 from imtheboss.web.display import card_text
 from imtheboss.web.models import EventRecord, Notification, db
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
+from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 
 SEED = "seed-c0ffee-XYZ"  # long and unusual: any occurrence on a page is a leak
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
 EVERY = 60  # commands between samples, besides the first time in each phase
-PHASES = {
-    "place_marker",
-    "turn_start",
-    "after_roll",
-    "negotiation",
-    "stop_window",
-    "last_call",
-    "discard",
-    "game_over",
-}
-MAX_COMMANDS = 3000
 SECRET_EVENTS = ("game_started", "cards_drawn", "pile_reshuffled", "orders_set")
 
 
@@ -120,10 +109,15 @@ def scrambled_state(state: GameState, viewer: int | None, rng: random.Random) ->
 
 
 def scrambled_body(
-    kind: str, body: dict[str, Any], viewer: int | None, open_money: bool, rng: random.Random
+    kind: str,
+    body: dict[str, Any],
+    viewer: int | None,
+    money_hidden: bool,
+    rng: random.Random,
 ) -> dict[str, Any] | None:
     """The stored event ``body`` with what ``viewer`` may not see changed (``None``: nothing
-    hidden in it)."""
+    hidden in it); others' money only while ``money_hidden`` (R7.1: hidden money, before the
+    end: the end reveals every total, and the money chart draws everyone's from the log)."""
     new = json.loads(json.dumps(body))
     if kind == "game_started":
         new["hands"] = [
@@ -133,7 +127,7 @@ def scrambled_body(
         new["draw_pile"] = rng.sample(new["draw_pile"], len(new["draw_pile"]))
         new["seed"] = f"scrambled-{rng.random()}"
         new["forced_dice"] = [rng.randint(1, 6) for _ in range(4)]
-        if not open_money:
+        if money_hidden:
             new["money"] = [m if i == viewer else m + 7 for i, m in enumerate(new["money"])]
         return new
     if kind == "cards_drawn" and new["seat"] != viewer:
@@ -149,14 +143,7 @@ def scrambled_body(
 
 
 def _store(table: Table, state_json: dict, bodies: dict[int, dict]) -> None:
-    with table.app.app_context():
-        game = get_game(table.gid)
-        game.snapshot, game.snapshot_seq = state_json, game.last_seq
-        for row in db.session.execute(
-            select(EventRecord).where(EventRecord.id.in_(list(bodies)))
-        ).scalars():
-            row.body = bodies[row.id]
-        db.session.commit()
+    store_log(table.app, table.gid, state_json, bodies)
 
 
 @contextmanager
@@ -174,7 +161,8 @@ def scrambled(
     originals = {id_: body for id_, _type, body in rows}
     changed = {}
     for id_, kind, body in rows:
-        new = scrambled_body(kind, body, viewer, table.open_money, rng)
+        hidden = not table.open_money and state.phase != "game_over"
+        new = scrambled_body(kind, body, viewer, hidden, rng)
         if new is not None:
             changed[id_] = new
     _store(table, state_to_json(scrambled_state(state, viewer, rng)), changed)
@@ -185,21 +173,6 @@ def scrambled(
 
 
 # -- rendering everything a viewer can reach -------------------------------------------------
-
-_KEY = re.compile(r"\b(text-)?[0-9a-f]{32}\b")  # idempotency keys made at render time
-_CSRF = re.compile(r'<input[^>]*name="csrf_token"[^>]*>')
-# What a look at the inbox changes (it marks the rows shown read): the count of unread rows on
-# every page, and on the inbox the marks of the rows new at the first look.
-_UNREAD = re.compile(
-    r' <span class="badge">\d+</span>| unread(?=[ "])|<span class="tag">new</span>'
-    r'|<p class="meta">\d+ new since you last looked[^<]*</p>'
-)
-
-
-def normalized(text: str) -> str:
-    """A page without what differs on every render (form keys, CSRF tokens) or after a look
-    at the inbox (the unread marks)."""
-    return _UNREAD.sub("", _CSRF.sub("<CSRF>", _KEY.sub("KEY", text)))
 
 
 def paths(table: Table, viewer: int | None, scope: str) -> list[str]:
@@ -416,44 +389,20 @@ def test_no_page_shows_what_a8_hides(app, clock, open_money: bool, every: int | 
     rng = random.Random(1)  # the bots' choices: a game of ~400 commands with every kind of event
     scramble_rng = random.Random(6)  # the scramble's (samples do not change the game)
     bots = [Hoarder(), SensibleBot(), SensibleBot(), RandomBot()]
-    now = clock.now
     sampled: Counter[str] = Counter()
     compared = sweep(table, state, scramble_rng, full=False)
     sampled[state.phase] += 1
-    since, commands = 0, 0
-    while state.phase != "game_over":
-        assert commands < MAX_COMMANDS, "the game did not end"
-        due = next_deadline(state)
-        seat: int | None = None
-        command: dict[str, Any] | None = None
-        if due is not None and due <= now:
-            command = {"do": "timeout"}
-        else:
-            for candidate in rng.sample(range(state.n), state.n):
-                legal = legal_commands(state, candidate)
-                choice = bots[candidate].choose(state, candidate, legal, rng) if legal else None
-                if choice is not None:
-                    seat, command = candidate, choice
-                    break
-        if command is None:
-            now = max(now, due) if due else now + timedelta(hours=1)
-            continue
-        clock.now = now
-        try:
-            with app.app_context():
-                result = submit(table.gid, seat, command, f"sim-{commands}", now)
-        except ServiceError as exc:
-            assert exc.status == 409, exc.to_dict()
-            now += timedelta(minutes=1)
-            continue
-        commands += 1
+    since = 0
+
+    def sample(state: GameState) -> None:
+        nonlocal compared, since
         since += 1
-        state = result.state
-        now += timedelta(minutes=rng.randint(1, 45))
         over = state.phase == "game_over"
         if state.phase not in sampled or (every and since >= every) or over:
             compared += sweep(table, state, scramble_rng, full=over)
             sampled[state.phase] += 1
             since = 0
+
+    play_to_end(app, clock, table.gid, state, bots, rng, after=sample)
     assert set(sampled) == PHASES, f"phases never sampled: {PHASES - set(sampled)}"
     assert compared > 100, compared

@@ -1,0 +1,127 @@
+"""The replay and the record of a game: ``/g/<gid>/replay?at=N`` shows the game as it stood
+after event N, and ``/g/<gid>/export`` downloads a finished game's record (docs/export.md).
+
+The replay folds events 1..N into a state and shows it through ``view(state, seat)`` with the
+game page's own partial (``partials/live.html``, without forms or polling): a seat sees what it
+could see at that moment, never more (A8), also after the end (the end reveals only the final
+position). Nothing else is read: no snapshot, no later event. Previous and next are plain links
+and the event number a plain ``GET`` form, so the page works without script.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from flask import Blueprint, Flask, Response, render_template, request
+from flask_babel import gettext as _
+from imtheboss.engine.state import GameState, replay
+from imtheboss.web import display, money_chart, negotiations, pages, story
+from imtheboss.web.models import Game
+from imtheboss.web.records import export_filename, game_export
+from imtheboss.web.service import ServiceError, require_confirmed
+
+bp = Blueprint("replay", __name__)
+
+_WHOLE = re.compile(r"[0-9]{1,9}")
+JUMPS = (10, 100)  # the page's links besides the next and previous event
+
+
+def register(app: Flask) -> None:
+    """Add the replay blueprint to ``app`` (called by ``web.create_app``)."""
+    app.register_blueprint(bp)
+
+
+def _event_number(total: int) -> int:
+    """``?at=N``: a whole number from 1 to ``total`` (default: the last event). Raises
+    ``ServiceError`` 400 otherwise."""
+    raw = request.args.get("at")
+    if raw is None or raw == "":
+        return total
+    if not _WHOLE.fullmatch(raw) or not 1 <= int(raw) <= total:
+        raise ServiceError(
+            400,
+            "bad_event",
+            _("Choose an event number from 1 to %(total)d.", total=total),
+        )
+    return int(raw)
+
+
+def _running_chat(records: list[negotiations.Record], state: GameState) -> list:
+    """The last chat messages of the deal running after the last of ``records``."""
+    if state.deal is None:
+        return []
+    opened = max(i for i, (_seq, _at, ev) in enumerate(records) if ev.type == "deal_opened")
+    chat = [r for r in records[opened:] if r[2].type == "chat"]
+    return chat[-pages.CHAT :]
+
+
+@bp.get("/g/<gid>/replay")
+def replay_page(gid: str) -> str:
+    """The game after event ``?at=N`` (default: the last) as the viewer could see it then: the
+    board, the seats, its own hand and money, the negotiation, who the game waited for, the
+    latest events and the money chart up to then; links to step through."""
+    game, seat, admin = pages._viewer(gid)
+    require_confirmed(game)
+    total = game.last_seq
+    at = _event_number(total)
+    records = negotiations.records(gid, upto=at)
+    state = replay(ev for _seq, _when, ev in records)
+    recent = records[-pages.RECENT :]
+    ctx = pages.state_context(
+        game, seat, admin, state, _running_chat(records, state), recent, acting=False
+    )
+    _seq, when, event = records[-1]
+    steps = money_chart.money_steps(ev for _s, _w, ev in records)
+    v = ctx["v"]
+    ctx.update(
+        replay=True,
+        now=when,  # deadlines read as they did at that moment
+        at=at,
+        total=total,
+        step_text=_step_text(event, ctx["players"], seat, ctx["tz"]),
+        step_icon=display.event_kind(event)[0] if display.visible(event, seat) else "•",
+        jumps=_jumps(at, total),
+        chart=money_chart.chart(steps, ctx["players"], money_chart.shown_seats(v)),
+    )
+    return render_template("replay.html", **ctx)
+
+
+def _step_text(event: Any, players: list[str], seat: int | None, tz: str) -> str:
+    if not display.visible(event, seat):
+        return _("Another player changed something only they can see.")
+    return story.line(event, players, seat, tz)
+
+
+def _jumps(at: int, total: int) -> list[tuple[str, int]]:
+    """The step links: ``(label, event number)`` for the first, back 100, 10 and 1, on 1, 10
+    and 100, and the last event, each only where it leads somewhere else."""
+    out: list[tuple[str, int]] = []
+    if at > 1:
+        out.append((_("first"), 1))
+        out += [(f"−{n}", at - n) for n in reversed(JUMPS) if at - n >= 1]
+        out.append((_("← previous"), at - 1))
+    if at < total:
+        out.append((_("next →"), at + 1))
+        out += [(f"+{n}", at + n) for n in JUMPS if at + n <= total]
+        out.append((_("last"), total))
+    return out
+
+
+@bp.get("/g/<gid>/export")
+def export_page(gid: str) -> Response:
+    """The finished game's record as a JSON download, for a seat or the organiser. Refused
+    (409, in plain words) until the game is over: the record shows every hand and the seed."""
+    game, _seat, _admin = pages._viewer(gid)
+    return export_response(game)
+
+
+def export_response(game: Game) -> Response:
+    """``game_export(game)`` as an ``application/json`` attachment. Raises ``ServiceError``
+    409 before the end."""
+    body = json.dumps(game_export(game), ensure_ascii=False, indent=1)
+    response = Response(body + "\n", mimetype="application/json")
+    response.headers["Content-Disposition"] = f'attachment; filename="{export_filename(game)}"'
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
