@@ -180,7 +180,9 @@ def check_page(
     seats = re.search(r'<section class="card seats">.*?<tbody>(.*?)</tbody>', page, re.S)
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", seats.group(1), re.S)
     for s, row in enumerate(rows):
-        money = html.unescape(re.sub(r"<[^>]+>", " ", re.findall(r"<td>(.*?)</td>", row)[3]))
+        money = html.unescape(
+            re.sub(r"<[^>]+>", " ", re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[3])
+        )
         if s == viewer or over or state.options.open_money:
             assert money.split() == [str(state.money[s]), "M"], (viewer, at, s)
         else:
