@@ -16,7 +16,7 @@ from helpers_organiser import csrf_of
 from imtheboss.engine.history import message
 from imtheboss.web import story
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
-from imtheboss.web.service import get_game, load_events, load_state, submit
+from imtheboss.web.service import ServiceError, get_game, load_events, load_state, submit
 from sqlalchemy import select
 
 REASON = "Bill is moving house this week"
@@ -147,12 +147,18 @@ def test_refusals_change_nothing(app, game) -> None:
     assert admin.post(action, data=good).status_code == 409
     assert stored(app) == paused
     # and no seat can send the organiser's commands itself
+    assert admin.post(f"/g/{gid}/admin/resume", data=pause).status_code == 303
+    mine = {"do": "extend_window", "window": turn, "minutes": 60, "reason": "me"}
     with app.app_context():
-        with pytest.raises(Exception) as info:
-            submit(
-                gid, 0, {"do": "extend_window", "window": turn, "minutes": 60, "reason": "me"}, "k"
-            )
-        assert getattr(info.value, "status", None) == 409 or getattr(info.value, "code", "")
+        with pytest.raises(ServiceError) as info:
+            submit(gid, 0, mine, "k")
+        assert (info.value.status, info.value.code) == (409, "bad_command")
+    body = {"command": {"do": "replace_player", "seat": 0, "name": "Me"}, "idempotency_key": "k2"}
+    bearer = {"Authorization": f"Bearer {created.seat_tokens[0]}"}
+    api = app.test_client().post(f"/api/games/{gid}/commands", json=body, headers=bearer)
+    assert api.status_code == 400 and api.get_json()["error"]["code"] == "bad_command"
+    resumed = stored(app)
+    assert _state(app, gid).players == ["Amy", "Bill", "Carla"] and stored(app) == resumed
 
 
 def test_a_seat_passes_to_a_new_player(app, game) -> None:
