@@ -32,6 +32,7 @@ from imtheboss.web.service import (
     normal_email,
     now_utc,
     require_confirmed,
+    seats_of,
     submit,
 )
 from sqlalchemy import select, update
@@ -136,8 +137,8 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     link of the seat dies, the old player's browser is signed out), an invitation with it to
     the new address, a notice to the old one, and the ``seat_replaced`` event for the table,
     all in one transaction. Returns ``False`` for a repeated ``key`` (nothing changed again).
-    Raises ``ServiceError`` 400 (a bad name or address), 404, 409 (before the game is
-    confirmed, once it is over, while paused, or a name another seat has)."""
+    Raises ``ServiceError`` 400 (a bad name or address, a name another seat has), 404, 409
+    (before the game is confirmed, once it is over, while paused)."""
     name = checked_text(
         name, MAX_NAME, _("A name is 1 to %(num)d characters, on one line.", num=MAX_NAME)
     )
@@ -153,6 +154,9 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     if seat is None:
         db.session.rollback()
         raise ServiceError(404, "no_seat", _("There is no such seat."))
+    if any(s.name == name for s in seats_of(game_id) if s.seat_index != seat_index):
+        db.session.rollback()
+        raise ServiceError(400, "bad_name", _("Another seat has that name."))
     _hand_over(game_id, seat, name, email, game.last_seq)
     command = {"do": "replace_player", "seat": seat_index, "name": name}
     result = submit(game_id, None, command, KEY_PREFIX + key)  # commits the seat with the event

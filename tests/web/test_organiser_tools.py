@@ -241,7 +241,7 @@ def test_a_new_player_is_refused_without_a_name_or_address(app, game) -> None:
     for bad, status in (
         ({"name": "", "email": "zoe@example.org"}, 400),
         ({"name": "Zoe", "email": "not an address"}, 400),
-        ({"name": "Amy", "email": "zoe@example.org"}, 409),  # seat 0's name
+        ({"name": "Amy", "email": "zoe@example.org"}, 400),  # seat 0's name
         ({"name": "x" * 41, "email": "zoe@example.org"}, 400),
     ):
         answer = admin.post(action, data={**fields, **bad})
@@ -262,3 +262,18 @@ def test_a_new_player_is_refused_without_a_name_or_address(app, game) -> None:
     }
     assert player.post(action, data=data).status_code == 403
     assert stored(app) == before
+
+
+def test_no_new_player_while_paused(app, game) -> None:
+    """A paused game takes nothing: the seat row, its token and the mails stay as they were."""
+    created, setup, clients = game
+    gid = created.game_id
+    admin = _admin(app, created)
+    action = f"/g/{gid}/admin/seat/1/replace"
+    fields = _form(admin.get(f"/g/{gid}/admin").text, action)
+    assert admin.post(f"/g/{gid}/admin/pause", data=fields).status_code == 303
+    before = stored(app)
+    answer = admin.post(action, data={**fields, "name": "Zoe", "email": "zoe@example.org"})
+    assert answer.status_code == 409 and "paused" in answer.text
+    assert stored(app) == before
+    assert clients[1].get(f"/g/{gid}").status_code == 200  # Bill is still Bill
