@@ -12,7 +12,7 @@ import pytest
 from helpers_worker import players, timed_out_windows
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.organiser import extend
-from imtheboss.web.service import create_game, now_utc
+from imtheboss.web.service import create_game, get_game, load_state, now_utc
 from sqlalchemy import select
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
@@ -43,7 +43,8 @@ def test_an_extended_deadline_fires_at_its_new_time(quiet_app, ahead):
         db.session.rollback()
         extend(early, "a", 120, "a long weekend", window="w0")
         assert claim_due(now_utc(), 10) == [(claimed, "w0")]  # the other game only
-        extend(claimed, "b", 120, "a long weekend", seat=0)  # moved after its claim
+        active = load_state(get_game(claimed)).active
+        extend(claimed, "b", 120, "a long weekend", seat=active)  # moved after its claim
         assert fire(claimed, "w0") == ("not_due", False)
         assert timed_out_windows(early) == timed_out_windows(claimed) == []
         row = db.session.execute(select(Deadline).where(Deadline.game_id == early)).scalar_one()
