@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from imtheboss.engine import closing, influence, negotiation, quiet, settle, turn, windows
+from imtheboss.engine import (
+    closing,
+    influence,
+    negotiation,
+    organiser,
+    quiet,
+    settle,
+    turn,
+    windows,
+)
 from imtheboss.engine.context import MAX_PRICE, Ctx
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
@@ -51,9 +60,11 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "away": (frozenset({"away"}), frozenset()),
     "orders": (frozenset({"orders"}), frozenset()),
     "night": (frozenset({"night"}), frozenset()),
+    **organiser.ORGANISER_COMMANDS,  # A13
 }
 
-SYSTEM_COMMANDS = frozenset({"timeout", "extend"})  # sent by the server, never by a seat
+# sent by the server, never by a seat (the organiser's acts through the server, A13)
+SYSTEM_COMMANDS = frozenset({"timeout", "extend", *organiser.ORGANISER_COMMANDS})
 HANDLERS = {
     **turn.HANDLERS,
     **negotiation.HANDLERS,
@@ -62,6 +73,7 @@ HANDLERS = {
     **windows.HANDLERS,
     **settle.HANDLERS,
     **quiet.HANDLERS,
+    **organiser.HANDLERS,
 }
 __all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "decide_state", "due_windows"]
 

@@ -13,8 +13,9 @@ message in the reader's language. Parameters name their kind by their key:
   ``cards``: card names, or a count when the reader may not see them;
 - ``letter``: an investor letter (``None``: no card); ``price``: ``{"cash"|"shares": n}``;
 - ``space``, ``value``, ``tile``, ``proceeds``, ``minutes``, ``count``, ``share_value``: numbers;
-- ``time``: ISO 8601 UTC; ``answer``, ``reason``, ``kind``, ``window_kind``: codes the renderer
-  translates; ``text``, ``zone``, ``start``, ``end``, ``hash``: shown as they are.
+- ``time``: ISO 8601 UTC; ``duration``: minutes; ``answer``, ``reason``, ``kind``,
+  ``window_kind``: codes the renderer translates (``window_kind`` as ``awaiting``'s ``for``);
+  ``text``, ``zone``, ``start``, ``end``, ``hash``, ``name``, ``was``: shown as they are.
 """
 
 from __future__ import annotations
@@ -205,6 +206,19 @@ def _night(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
     return "night", {"player": d["seat"], **{k: night[k] for k in ("start", "end", "zone")}}
 
 
+def _window_extended(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    """A13: the organiser's extension, with its reason and the (latest) new deadline."""
+    windows = d["windows"]
+    params = {
+        "duration": d["minutes"],
+        "time": max(w["deadline"] for w in windows),
+        "text": d["reason"],
+    }
+    if d.get("seat") is not None:
+        return "organiser_extended_seat", {"player": d["seat"], **params}
+    return "organiser_extended", {"window_kind": windows[0]["kind"], **params}
+
+
 def _simple(msg_id: str, *keys: str) -> Maker:
     def make(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
         return msg_id, {("player" if k == "seat" else k): d[k] for k in keys}
@@ -247,5 +261,7 @@ _MAKERS: dict[str, Maker] = {
         {"player": d["seat"], "time": d["deadline"]},
     ),
     "proxy_started": _simple("proxy_started", "seat"),
+    "window_extended": _window_extended,
+    "seat_replaced": _simple("seat_replaced", "was", "name"),
 }
 """Every event type the engine emits (``imtheboss.engine.state``) and ``private``."""

@@ -35,7 +35,7 @@ TOP_FIELDS = {
     "expect",
 }
 START = datetime(2026, 1, 1, tzinfo=UTC)
-SEAT_ARGS = ("to", "with")
+SEAT_ARGS = ("to", "with", "seat")
 
 
 class ScenarioError(ValueError):

@@ -37,7 +37,7 @@ from imtheboss.engine.board import Board, stored_board
 from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
 from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
-from imtheboss.engine.orders import NO_ORDERS, Orders, stored_orders
+from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED, Orders, stored_orders
 
 # A seat's acts since its turn began (V3): the influence events and opening a deal.
 ACTING_EVENTS = frozenset({"family_played", "card_pending", "card_stopped", "deal_opened"})
@@ -618,6 +618,30 @@ def _deadlines_extended(s: GameState, d: dict, by: int | None) -> None:
             w.deadline += shift
 
 
+def _window_extended(s: GameState, d: dict, by: int | None) -> None:
+    """A13: each window named ends at its new deadline."""
+    due = {x["window"]: x["deadline"] for x in d["windows"]}
+    windows = [s.turn, s.last_call, s.deal.window if s.deal else None]
+    windows.append(s.pending.window if s.pending else None)
+    for w in windows:
+        if w is not None and w.id in due:
+            w.deadline = parse_time(due[w.id])
+
+
+def _seat_replaced(s: GameState, d: dict, by: int | None) -> None:
+    """A13: the seat's new player starts afresh: not away, no misses, not played for, the
+    recommended standing orders, no night."""
+    seat = d["seat"]
+    s.players[seat] = d["name"]
+    s.missed[seat] = 0
+    s.away[seat] = False
+    s.proxied[seat] = False
+    s.proxy_windows.pop(seat, None)
+    s.orders[seat] = RECOMMENDED
+    s.nights[seat] = None
+    s.last_act[seat] = d["at"]
+
+
 def _seat_away(s: GameState, d: dict, by: int | None) -> None:
     s.away[d["seat"]] = d["away"]
 
@@ -666,6 +690,8 @@ _HANDLERS = {
     "chat": _chat,
     "seat_away": _seat_away,
     "deadlines_extended": _deadlines_extended,
+    "window_extended": _window_extended,
+    "seat_replaced": _seat_replaced,
     "orders_set": _orders_set,
     "proxy_scheduled": _proxy_scheduled,
     "proxy_started": _proxy_started,

@@ -13,7 +13,7 @@ from imtheboss.web.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-RULE_ID = re.compile(r"\b(R[1-7]\.\d+|V[1-9]|A1[0-2]|A[1-9])\b")
+RULE_ID = re.compile(r"\b(R[1-7]\.\d+|V[1-9]|A1[0-3]|A[1-9])\b")
 TEXT_SUFFIXES = {".py", ".md", ".json", ".html", ".txt", ".toml", ".cfg", ".ini", ".po", ""}
 # A path to the folder of rule texts beside the repository, written out or built with pathlib.
 OUTSIDE = re.compile(r"\.\./shared\b|/ \"shared\"")

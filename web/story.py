@@ -110,6 +110,17 @@ TEXTS: dict[str, Any] = {
     "proxy_started": lazy_gettext(
         "%(player)s has been away too long: the server plays for them until they are back"
     ),
+    "organiser_extended": lazy_gettext(
+        "The organiser gives %(window_kind)s %(duration)s more: it now ends %(time)s. Why: %(text)s"
+    ),
+    "organiser_extended_seat": lazy_gettext(
+        "The organiser gives %(player)s %(duration)s more on everything that waits for them:"
+        " it now ends %(time)s. Why: %(text)s"
+    ),
+    "seat_replaced": lazy_gettext(
+        "%(was)s has left the game: the organiser passed the seat to %(name)s, who plays on"
+        " from here with its cards and money"
+    ),
     "unknown": lazy_gettext("Something happened in the game"),
 }
 """The sentence of every message id ``imtheboss.engine.history.message`` makes."""
@@ -118,6 +129,15 @@ END_REASONS = {
     "last_tile": lazy_gettext("the last deal tile was taken"),
     "end_sum": lazy_gettext("the end numbers add up"),
     "end_roll": lazy_gettext("the end roll ended it"),
+}
+
+WINDOW_KINDS = {  # ``window_kind``: what a window asks (``awaiting``'s ``for``)
+    "place_marker": lazy_gettext("the first turn"),
+    "turn": lazy_gettext("the turn"),
+    "discard": lazy_gettext("the discard step"),
+    "stop": lazy_gettext("the card's stop window"),
+    "last_call": lazy_gettext("the last call"),
+    "negotiation": lazy_gettext("the negotiation"),
 }
 
 EFFECT_KINDS = {
@@ -216,7 +236,26 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
         return str(EFFECT_KINDS.get(value, value))
     if key == "count":
         return ngettext("%(num)d card", "%(num)d cards", value)
+    if key == "window_kind":
+        return str(WINDOW_KINDS.get(value, WINDOW_KINDS["turn"]))
+    if key == "duration":
+        return duration_words(value)
     return str(value)
+
+
+def duration_words(minutes: int) -> str:
+    """A length of time in minutes as words: ``2 days 3 hours``, ``90 minutes`` -> ``1 hour 30
+    minutes`` (the parts that are not zero)."""
+    days, rest = divmod(int(minutes), 24 * 60)
+    hours, mins = divmod(rest, 60)
+    parts = []
+    if days:
+        parts.append(ngettext("%(num)d day", "%(num)d days", days))
+    if hours:
+        parts.append(ngettext("%(num)d hour", "%(num)d hours", hours))
+    if mins or not parts:
+        parts.append(ngettext("%(num)d minute", "%(num)d minutes", mins))
+    return " ".join(parts)
 
 
 def _amount(key: str, n: int) -> str:

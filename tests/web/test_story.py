@@ -66,7 +66,21 @@ def _paused() -> tuple[list[str], list[Event]]:
         1,
     ):
         events += decide(replay(events), Command(do, by, args, START + at * hour))
-    return players, events
+    return players, events + _organiser(events, START + 5 * hour)
+
+
+def _organiser(events: list[Event], at) -> list[Event]:
+    """The organiser's acts (A13): more time for one window and for a seat's windows, with a
+    reason; a seat passed to a new player (reason and name in Chinese: shown as written)."""
+    out: list[Event] = []
+    active = replay(events).active
+    for do, args in (
+        ("extend_window", {"window": "w0", "minutes": 90, "reason": "在火车上"}),
+        ("extend_window", {"seat": active, "minutes": 3 * 24 * 60 + 60, "reason": "度假"}),
+        ("replace_player", {"seat": 2, "name": "小明"}),
+    ):
+        out += decide(replay(events + out), Command(do, None, args, at))
+    return out
 
 
 def _event(item: dict, players: list[str]) -> Event:
