@@ -21,9 +21,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.orders import RECOMMENDED
-from imtheboss.engine.quiet import night_hours
 from imtheboss.web import players
-from imtheboss.web.forms import NOTIFY_CHOICES, SelectChoice, _timezone
+from imtheboss.web.forms import (
+    LANGUAGE_CHOICES,
+    NOTIFY_CHOICES,
+    SelectChoice,
+    _timezone,
+    night_checked,
+)
 from imtheboss.web.me import _address
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.service import hash_token, load_state, new_token
@@ -38,15 +43,7 @@ CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 class DefaultsForm(FlaskForm):
     """The defaults of an address's new seats; an empty choice keeps the game's own."""
 
-    language = SelectField(
-        _l("Language"),
-        choices=[
-            SelectChoice("", _l("As my browser asks")),
-            SelectChoice("en", "English"),
-            SelectChoice("zh_Hans", "简体中文"),
-            SelectChoice("zh_Hant", "繁體中文"),
-        ],
-    )
+    language = SelectField(_l("Language"), choices=LANGUAGE_CHOICES)
     timezone = StringField(_l("Time zone"), [Optional(), Length(max=64), _timezone])
     notify = RadioField(
         _l("Email me"), choices=[SelectChoice("", _l("As each game starts it")), *NOTIFY_CHOICES]
@@ -59,17 +56,7 @@ class DefaultsForm(FlaskForm):
         """The fields, and a night given whole (two different times, at most 12 hours apart)
         or not at all."""
         ok = super().validate(extra_validators)
-        start, end = (self.night_start.data or "").strip(), (self.night_end.data or "").strip()
-        if bool(start) != bool(end) or (start and start == end):
-            self.night_end.errors = [
-                *self.night_end.errors,
-                _("Give both times of your night (two different times), or neither."),
-            ]
-            return False
-        if ok and start and night_hours(start, end) > 12:
-            self.night_end.errors = [*self.night_end.errors, _("A night lasts at most 12 hours.")]
-            return False
-        return ok
+        return night_checked(ok, self.night_start, self.night_end)
 
 
 def _seats_of(email: str) -> list[tuple[Game, Seat]]:

@@ -42,6 +42,20 @@ def _table(app):
     return created.game_id, s, clients
 
 
+def _open_deal(app, gid: str, s) -> None:
+    """The boss places the marker and opens the deal (news for the others)."""
+    with app.app_context():
+        submit(gid, s.boss, {"do": "place_marker", "space": s.space}, "marker")
+        submit(gid, s.boss, {"do": "open_deal"}, "open")
+
+
+def _travel(app, gid: str, s) -> None:
+    """The traveller plays the travel card: a stop window for the boss and the provider."""
+    travel = {"do": "travel", "card": s.travel_card, "target": f"investor:{s.letter}"}
+    with app.app_context():
+        submit(gid, s.traveller, travel, "travel")
+
+
 def _present_at(app, gid: str, seat: int):
     with app.app_context():
         return db.session.execute(
@@ -94,9 +108,7 @@ def test_news_is_not_mailed_to_a_seat_looking_at_the_page_when_it_was_made(app, 
     clock.advance(microseconds=1)
     clients[s.provider].get(f"/g/{gid}/fragment")
     clock.now += window  # the deal opens just inside the provider's presence
-    with app.app_context():
-        submit(gid, s.boss, {"do": "place_marker", "space": s.space}, "marker")
-        submit(gid, s.boss, {"do": "open_deal"}, "open")
+    _open_deal(app, gid, s)
     assert _rows(app, gid, s.provider, "deal_opened") and _rows(app, gid, outside, "deal_opened")
     clock.advance(seconds=3600)  # the batch delays are over
     with app.app_context():
@@ -107,14 +119,10 @@ def test_news_is_not_mailed_to_a_seat_looking_at_the_page_when_it_was_made(app, 
 
 def test_a_question_waits_while_the_seat_looks_and_is_dropped_once_answered(app, clock, tasks):
     gid, s, clients = _table(app)
-    with app.app_context():
-        submit(gid, s.boss, {"do": "place_marker", "space": s.space}, "marker")
-        submit(gid, s.boss, {"do": "open_deal"}, "open")
+    _open_deal(app, gid, s)
     clients[s.provider].get(f"/g/{gid}/fragment")
     clock.advance(seconds=10)
-    travel = {"do": "travel", "card": s.travel_card, "target": f"investor:{s.letter}"}
-    with app.app_context():
-        submit(gid, s.traveller, travel, "travel")
+    _travel(app, gid, s)
     (looking,) = _rows(app, gid, s.provider, "stop")
     (away,) = _rows(app, gid, s.boss, "stop")
     before = _mails(app)
@@ -136,14 +144,10 @@ def test_a_question_waits_while_the_seat_looks_and_is_dropped_once_answered(app,
 
 def test_a_question_is_mailed_once_the_seat_leaves_without_answering(app, clock, tasks):
     gid, s, clients = _table(app)
-    with app.app_context():
-        submit(gid, s.boss, {"do": "place_marker", "space": s.space}, "marker")
-        submit(gid, s.boss, {"do": "open_deal"}, "open")
+    _open_deal(app, gid, s)
     clients[s.provider].get(f"/g/{gid}/fragment")
     look = clock.now
-    travel = {"do": "travel", "card": s.travel_card, "target": f"investor:{s.letter}"}
-    with app.app_context():
-        submit(gid, s.traveller, travel, "travel")
+    _travel(app, gid, s)
     (row,) = _rows(app, gid, s.provider, "stop")
     window = timedelta(seconds=app.config["PRESENCE_SECONDS"])
     clock.now = look + window  # still looking, just
