@@ -152,9 +152,10 @@ def orders_for(emails: list[str], starting: list[Orders] | None) -> list[Orders]
 def start_nights(game_id: str) -> None:
     """A12: in a game with quiet hours that has just started, each seat whose address chose a
     night names it (a ``night`` command through ``submit``, in the address's zone), unless the
-    seat has named one already."""
+    seat has named one already. A night the rules refuse is left out (logged): the game has
+    started, and the seat can name its night on its orders page."""
     from imtheboss.web.models import Seat
-    from imtheboss.web.service import get_game, load_state, submit
+    from imtheboss.web.service import ServiceError, get_game, load_state, submit
 
     game = get_game(game_id)
     state = load_state(game)
@@ -168,4 +169,7 @@ def start_nights(game_id: str) -> None:
             continue
         night = {**player.night, "zone": player.timezone or seat.timezone or "UTC"}
         command = {"do": "night", "night": night}
-        submit(game_id, seat.seat_index, command, f"default-night:{seat.seat_index}")
+        try:
+            submit(game_id, seat.seat_index, command, f"default-night:{seat.seat_index}")
+        except ServiceError as exc:  # the seat names its night itself, on its orders page
+            current_app.logger.warning("a default night was refused: %s", exc.code)
