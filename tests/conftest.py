@@ -19,7 +19,9 @@ from imtheboss.web import create_app
 from imtheboss.web.models import db
 from sqlalchemy import text
 
-TABLES = "mail_outbox, notifications, deadlines, events, commands, seats, games"
+TABLES = (
+    "mail_outbox, notifications, deadlines, events, commands, seats, games, players, sign_in_links"
+)
 
 
 class Clock:

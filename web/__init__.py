@@ -158,6 +158,10 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.orders_page",
         "imtheboss.web.replay",
         "imtheboss.web.organiser_pages",
+        "imtheboss.web.signin",
+        "imtheboss.web.me",
+        "imtheboss.web.player_settings",
+        "imtheboss.web.presence",
     ):
         try:
             module = importlib.import_module(name)

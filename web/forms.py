@@ -198,6 +198,33 @@ NOTIFY_CHOICES = [
 ]
 
 
+LANGUAGE_CHOICES = [
+    SelectChoice("", _l("As my browser asks")),
+    SelectChoice("en", "English"),
+    SelectChoice("zh_Hans", "简体中文"),
+    SelectChoice("zh_Hant", "繁體中文"),
+]
+
+
+def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
+    """A12: a night given whole (two different times ``HH:MM``, at most 12 hours apart) or not
+    at all; ``ok`` is what the fields' own checks said. Adds the reason to ``end_field``'s
+    errors and returns ``False`` otherwise."""
+    from imtheboss.engine.quiet import night_hours
+
+    start, end = (start_field.data or "").strip(), (end_field.data or "").strip()
+    if bool(start) != bool(end) or (start and start == end):
+        end_field.errors = [
+            *end_field.errors,
+            _l("Give both times of your night (two different times), or neither."),
+        ]
+        return False
+    if ok and start and night_hours(start, end) > 12:
+        end_field.errors = [*end_field.errors, _l("A night lasts at most 12 hours.")]
+        return False
+    return ok
+
+
 def _timezone(form: Any, field: Any) -> None:
     if not valid_timezone((field.data or "").strip()):
         raise ValidationError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
@@ -211,12 +238,4 @@ class SettingsForm(FlaskForm):
     )
     notify = RadioField(_l("Email me"), choices=NOTIFY_CHOICES, default="every")
     timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), _timezone])
-    language = SelectField(
-        _l("Language"),
-        choices=[
-            SelectChoice("", _l("As my browser asks")),
-            SelectChoice("en", "English"),
-            SelectChoice("zh_Hans", "简体中文"),
-            SelectChoice("zh_Hant", "繁體中文"),
-        ],
-    )
+    language = SelectField(_l("Language"), choices=LANGUAGE_CHOICES)

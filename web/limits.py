@@ -11,8 +11,11 @@ is set, so every web process shares one count; memory in the embedded default).
   (``command_spending``);
 - wrong secrets, per client address (``RATELIMIT_BAD_SECRETS``): each 403 of a route that takes
   a secret (seat, admin, mailed, unsubscribe and confirm links, the API's bearer tokens, the
-  operator token). Once they are used up, those routes refuse even the right secret until the
-  window moves on.
+  operator token, sign-in links, ``/api/me`` tokens). Once they are used up, those routes refuse
+  even the right secret until the window moves on;
+- sign-in links asked for (``imtheboss.web.signin``), per client address
+  (``RATELIMIT_SIGN_IN``) and per address asked for (``RATELIMIT_SIGN_IN_ADDRESS``): each link
+  asked for counts, whether or not the address has games.
 
 Each setting is in Flask-Limiter's notation (``"10 per hour; 20 per day"``). A refusal is a 429
 with ``Retry-After`` (seconds) and a message in plain words in the reader's language (the error
@@ -49,6 +52,8 @@ SETTINGS = {
     "commands": "RATELIMIT_COMMANDS",
     "chat": "RATELIMIT_CHAT",
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
+    "sign_in": "RATELIMIT_SIGN_IN",
+    "sign_in_address": "RATELIMIT_SIGN_IN_ADDRESS",
 }
 NEW_GAME_ENDPOINTS = ("pages.new_game", "api.create")
 SECRET_ENDPOINTS = (
@@ -63,6 +68,9 @@ SECRET_ENDPOINTS = (
     "api.events",
     "api.join",
     "api.command",
+    "signin.mailed_link",
+    "signin.confirm",
+    "me.api_me",
 )
 
 
@@ -185,6 +193,8 @@ def refusal_message(kind: str, seconds: int) -> str:
         return _(
             "Too many chat messages from your seat: wait %(wait)s, then send it again.", wait=wait
         )
+    if kind in ("sign_in", "sign_in_address"):
+        return _("Too many sign-in links were asked for: try again in %(wait)s.", wait=wait)
     if kind == "commands":
         return _("Too many moves from your seat: wait %(wait)s, then try again.", wait=wait)
     return _(

@@ -43,6 +43,7 @@ SECRET_PATH_PREFIXES: tuple[str, ...] = (
     "/g/*/m/",
     "/g/*/confirm/",
     "/u/*/",
+    "/sign-in/",
 )
 SECRET_ARGUMENTS = ("token", "signed")  # route arguments that hold a secret
 SECRET_QUERY_NAMES = ("token", "operator_token")  # ?token=… in a logged URL

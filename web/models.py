@@ -83,7 +83,7 @@ class Seat(db.Model):
     """A player's seat: name, email, secret-link token hash, notification preferences."""
 
     __tablename__ = "seats"
-    __table_args__ = (UniqueConstraint("game_id", "seat_index"),)
+    __table_args__ = (UniqueConstraint("game_id", "seat_index"), Index("ix_seats_email", "email"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat_index: Mapped[int] = mapped_column(Integer)
@@ -96,6 +96,8 @@ class Seat(db.Model):
     locale: Mapped[str] = mapped_column(String(16), default="")
     last_seen_seq: Mapped[int] = mapped_column(Integer, default=0)
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # the seat's last look at its game page or live part (imtheboss.web.presence)
+    present_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class EventRecord(db.Model):

@@ -19,10 +19,9 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.orders import MAX_PRICE
-from imtheboss.engine.quiet import night_hours
 from imtheboss.engine.views import view
 from imtheboss.web import display
-from imtheboss.web.forms import SelectChoice, SmallIntegerField
+from imtheboss.web.forms import SelectChoice, SmallIntegerField, night_checked
 from imtheboss.web.models import Seat, db
 from imtheboss.web.refusals import refusal
 from imtheboss.web.service import ServiceError, load_state, submit
@@ -95,17 +94,7 @@ class OrdersForm(FlaskForm):
     def validate(self, extra_validators: Any = None) -> bool:
         """The fields, and a night given whole or not at all (A12)."""
         ok = super().validate(extra_validators)
-        start, end = (self.night_start.data or "").strip(), (self.night_end.data or "").strip()
-        if bool(start) != bool(end) or (start and start == end):
-            self.night_end.errors = [
-                *self.night_end.errors,
-                _("Give both times of your night (two different times), or neither."),
-            ]
-            return False
-        if ok and start and night_hours(start, end) > 12:
-            self.night_end.errors = [*self.night_end.errors, _("A night lasts at most 12 hours.")]
-            return False
-        return ok
+        return night_checked(ok, self.night_start, self.night_end)
 
     def load(self, orders: dict[str, Any], night: dict[str, str] | None) -> None:
         """Fill the form from the seat's orders (``Orders.to_json`` form) and night."""

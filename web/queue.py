@@ -36,6 +36,7 @@ TASK_ROUTES = {
     "imtheboss.worker.tasks.deliver": {"queue": "mail"},
     "imtheboss.worker.tasks.deliver_many": {"queue": "mail"},
     "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
+    "imtheboss.worker.signin_mail.send_sign_in": {"queue": "mail"},
 }
 ROUTING = {
     "task_routes": TASK_ROUTES,

@@ -99,7 +99,7 @@ def security_headers(response: Response) -> Response:
     headers.setdefault("Referrer-Policy", "no-referrer" if url_holds_secret() else "same-origin")
     if request.is_secure:
         headers.setdefault("Strict-Transport-Security", HSTS)
-    if request.path.startswith(("/g/", "/new", "/u/", "/operator/")):
+    if request.path.startswith(("/g/", "/new", "/u/", "/operator/", "/sign-in", "/me", "/api/me")):
         headers.setdefault("Cache-Control", "no-store")
     return response
 

@@ -182,7 +182,10 @@ def create_game(
     the default and get a running game whose invitations are written at once.
 
     ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
-    orders (A10; the pages and the API do), ``"none"`` with none."""
+    orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
+    address's defaults where it chose them (``imtheboss.web.players``)."""
+    from imtheboss.web import players as defaults_of  # (players imports this module)
+
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
         raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
@@ -211,9 +214,8 @@ def create_game(
     chosen_seed = seed
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
-        events = new_game(
-            names, opts, the_board, seed, now, orders=_orders(starting_orders, len(names))
-        )
+        orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
+        events = new_game(names, opts, the_board, seed, now, orders=orders)
     except SetupError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
     game_id = secrets.token_urlsafe(9)
@@ -238,16 +240,17 @@ def create_game(
         creator_email=creator_email,
     )
     db.session.add(game)
+    chosen = defaults_of.seat_defaults(emails)
     for i, (name, email) in enumerate(zip(names, emails, strict=True)):
-        db.session.add(
-            Seat(
-                game_id=game_id,
-                seat_index=i,
-                name=name,
-                email=email,
-                token_hash=hash_token(seat_tokens[i]),
-            )
+        seat = Seat(
+            game_id=game_id,
+            seat_index=i,
+            name=name,
+            email=email,
+            token_hash=hash_token(seat_tokens[i]),
         )
+        defaults_of.apply_defaults(seat, chosen.get(email))
+        db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
     if confirmed:
@@ -260,6 +263,8 @@ def create_game(
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
     _after_commit(game_id)
+    if confirmed:
+        defaults_of.start_nights(game_id)
     return CreatedGame(game_id, seat_tokens, admin_token)
 
 
@@ -309,6 +314,8 @@ def confirm_game(game_id: str) -> int:
     now, so its windows run from now) and every seat is invited with a fresh secret link.
     Returns the number of invitations written; 0 when the game was confirmed before (nothing
     changes). Raises ``ServiceError`` 404."""
+    from imtheboss.web import players as defaults_of  # (players imports this module)
+
     game = get_game(game_id, lock=True)
     if game.status != "unconfirmed":
         db.session.rollback()
@@ -319,7 +326,8 @@ def confirm_game(game_id: str) -> int:
     now = now_utc()
     seed = secrets.token_hex(16) if start.get("seed") is None else start["seed"]
     opts = Options.from_json(settings["options"])
-    orders = _orders(start.get("orders", "none"), len(seats))
+    starting = _orders(start.get("orders", "none"), len(seats))
+    orders = defaults_of.orders_for([s.email for s in seats], starting)
     board = load_board(start["board"])
     events = new_game([s.name for s in seats], opts, board, seed, now, orders=orders)
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -333,6 +341,7 @@ def confirm_game(game_id: str) -> int:
     _append(game, events, replay(events), now, links)
     db.session.commit()
     _after_commit(game_id)
+    defaults_of.start_nights(game_id)
     return len(seats)
 
 

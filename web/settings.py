@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     mail_max_attempts: int = Field(8, ge=1, le=100)
     mail_retry_max_seconds: int = Field(300, ge=1)
     batch_delay_seconds: float = Field(180.0, ge=0)
+    # A seat whose live game page polled within this many seconds is looking at the game: no
+    # mail of what the page shows it (imtheboss.web.presence).
+    presence_seconds: float = Field(40.0, ge=0, le=3600)
+
+    # -- signing in by email (imtheboss.web.signin)
+    sign_in_link_seconds: int = Field(900, ge=60, le=86400)  # a sign-in link lasts this long
+    sign_in_grace_seconds: int = Field(60, ge=0, le=600)  # a double click of a used link
 
     # -- the worker
     sweep_seconds: float = Field(5.0, gt=0)
@@ -81,6 +88,8 @@ class Settings(BaseSettings):
     ratelimit_commands: str = "60 per minute; 2000 per day"  # commands taken, per seat
     ratelimit_chat: str = "10 per minute; 300 per day"  # chat messages taken, per seat
     ratelimit_bad_secrets: str = "30 per hour; 100 per day"  # wrong links and tokens
+    ratelimit_sign_in: str = "10 per hour; 30 per day"  # sign-in links asked for
+    ratelimit_sign_in_address: str = "5 per hour; 10 per day"  # per address asked for
 
     @field_validator(
         "ratelimit_new_games",
@@ -88,6 +97,8 @@ class Settings(BaseSettings):
         "ratelimit_commands",
         "ratelimit_chat",
         "ratelimit_bad_secrets",
+        "ratelimit_sign_in",
+        "ratelimit_sign_in_address",
     )
     @classmethod
     def _limit_notation(cls, value: str) -> str:

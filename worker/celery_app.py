@@ -56,7 +56,11 @@ def make_celery() -> Celery:
     worker's task is redelivered), the beat sweeps (reminders; mail)."""
     settings = Settings.load()
     config = settings.flask_config(database=False)
-    app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
+    app = Celery(
+        "imtheboss",
+        task_cls=FlaskTask,
+        include=["imtheboss.worker.tasks", "imtheboss.worker.signin_mail"],
+    )
     app.conf.update(
         broker_settings(config),
         task_ignore_result=True,

@@ -38,8 +38,9 @@ from email.message import EmailMessage
 from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
+from imtheboss.web import presence
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
-from imtheboss.web.notify import BATCHED_ANSWERS
+from imtheboss.web.notify import ANSWER_KINDS, BATCHED_ANSWERS
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
     DB_ERRORS,
@@ -58,6 +59,8 @@ from sqlalchemy import Select, select, update
 BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
 REMIND_BATCH = 50  # deadlines per ``remind`` task
 REMIND_MAX = 5000  # reminders one sweep hands over (the rest wait for the next)
+# Rows that ask their seat for an answer in a window (their body names it).
+ANSWERS = frozenset({*ANSWER_KINDS.values(), "reminder"})
 QUIET_REFUSALS = ("not_due", "game_over", "paused")  # a timeout with nothing to do
 # A dropped database connection: Celery runs the task again after 1, 2, 4 ... s (jittered).
 RETRY_DB = {
@@ -288,11 +291,19 @@ def _wants(seat: Seat, row: Notification) -> bool:
     return seat.notify in ("every", "digest")
 
 
-def _still_true(game: Game, row: Notification, now: datetime) -> bool:
+def _still_true(game: Game, row: Notification, now: datetime, seat: Seat | None = None) -> bool:
     """A reminder is still true while its window is open and its seat still owes the answer
-    there; every other row stays true."""
-    if row.kind != "reminder":
+    there; so is a question (``ANSWERS``) its seat was looking at the game for (present when
+    the row was made, or since: ``imtheboss.web.presence``). Every other row stays true."""
+    if row.kind not in ANSWERS:
         return True
+    if row.kind != "reminder":
+        looked = seat is not None and presence.present(seat, row.created_at)
+        if not looked or not row.body.get("window"):
+            return True
+        owing = awaiting(load_state(game))
+        window = row.body["window"]
+        return any(a["seat"] == row.seat_index and a["window"] == window for a in owing)
     window = row.body.get("window")
     deadline = db.session.execute(
         select(Deadline).where(Deadline.game_id == game.id, Deadline.window_id == window)
@@ -301,6 +312,15 @@ def _still_true(game: Game, row: Notification, now: datetime) -> bool:
         return False
     owing = awaiting(load_state(game))
     return any(a["seat"] == row.seat_index and a["window"] == window for a in owing)
+
+
+def _wait_while_present(row: Notification, seat: Seat, now: datetime) -> str:
+    """The question ``row`` waits while its seat looks at the game (the page shows it the
+    question): it stays ``pending``, and the sweep queues it again (``_requeue_mail``: an
+    urgent row pending a minute, then at most once a minute), which mails it once the seat has
+    left, unless the seat has answered meanwhile (``_still_true``)."""
+    db.session.rollback()
+    return "present"
 
 
 def _compose_or_fail(
@@ -379,10 +399,14 @@ def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str
     seat = None if row.to_email else _seat(row.game_id, row.seat_index)
     game = get_game(row.game_id)
     addressed = bool(row.to_email)  # mail to an address, not a seat: the organiser's, a notice
-    if not addressed and (seat is None or not _wants(seat, row) or not _still_true(game, row, now)):
+    if not addressed and (
+        seat is None or not _wants(seat, row) or not _still_true(game, row, now, seat)
+    ):
         row.email_state = "skipped"
         db.session.commit()
         return "skipped"
+    if not addressed and row.kind in ANSWERS and presence.present(seat, now):
+        return _wait_while_present(row, seat, now)
     message = _compose_or_fail(game, seat, [row], now)
     if message is None:
         return "failed"
@@ -414,7 +438,13 @@ def _claim_batch(game_id: str, seat_index: int) -> str | tuple[list[int], EmailM
     if seat is None or wait:
         db.session.rollback()
         return "no seat" if seat is None else wait
-    keep = [r for r in rows if _wants(seat, r) and r.seq > seat.last_seen_seq]
+    keep = [
+        r
+        for r in rows
+        if _wants(seat, r)
+        and r.seq > seat.last_seen_seq
+        and (r.kind in BATCHED_ANSWERS or not presence.present(seat, r.created_at))
+    ]
     for r in rows:
         if r not in keep:
             r.email_state = "skipped"

@@ -10,7 +10,9 @@ JavaScript on, a 360 x 740 viewport) opens every page each seat can reach and me
 seat (the boss's forms among them), the live part as htmx swaps it in, the history (first and
 last page), the deals list, each kind of negotiation page, the inbox, settings, standing
 orders; the organiser's admin page, created page and resend page; the new-game form (empty
-and refused), the confirm page, the unsubscribe page; and the error pages (404, 403 and,
+and refused), the confirm page, the unsubscribe page; signing in by email (the form, its
+answer, the link's button) and the signed-in address's list of games and defaults (during the
+first deal and at the end); and the error pages (404, 403 and,
 without JavaScript, a refused move's 409). Every width is printed; the test fails listing each
 page that is wider than the screen and the elements that stick out. Screenshots of a few
 pages go to ``tests/e2e/screenshots/phone-*.png``.
@@ -33,7 +35,9 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web.links import confirm_link, unsubscribe_link
 from imtheboss.web.models import Seat, db
+from imtheboss.web.players import SignInLink
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
+from imtheboss.web.signin import sign_in_link
 from playwright.sync_api import Browser, BrowserContext, Page
 from sqlalchemy import select
 
@@ -64,6 +68,8 @@ SHOOT = {  # the pages saved as screenshots (tests/e2e/screenshots/phone-*.png)
     "end: history page 1",
     "end: inbox of seat 0",
     "end: admin page",
+    "open terms: my games",
+    "end: my defaults",
 }
 
 # The page's width and the elements whose right edge passes the screen's (deepest first).
@@ -313,6 +319,31 @@ def refused_without_js(phone: Phone, game: Game, token: str) -> None:
     context.close()
 
 
+def sign_in_by_email(phone: Phone, app: Any, email: str) -> None:
+    """A browser of its own signs in as ``email`` through ``/sign-in`` and the link its mail
+    holds (read from the database: the test's app sends no mail), measuring the pages."""
+    page = phone.context().new_page()
+    phone.pages[-2] = page
+    phone.visit("sign-in form", "/sign-in", -2)
+    page.locator("input[name='email']").fill(email)
+    page.get_by_role("button", name="Mail me a sign-in link").click()
+    page.wait_for_load_state()
+    phone.measure("sign-in link sent", page)
+    with app.app_context():
+        row = db.session.execute(select(SignInLink).where(SignInLink.email == email)).scalar_one()
+        link = sign_in_link(row).replace(app.config["BASE_URL"], "")
+    phone.visit("sign-in button", link, -2)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
+    phone.measure("my games, signed in", page)
+
+
+def home_pages(phone: Phone, moment: str) -> None:
+    """The signed-in address's list of games and its defaults."""
+    phone.visit(f"{moment}: my games", "/me", -2)
+    phone.visit(f"{moment}: my defaults", "/me/settings", -2)
+
+
 def test_every_page_fits_a_phone(
     app, clock, live_server: str, browser: Browser, screenshots: Path
 ) -> None:
@@ -326,6 +357,7 @@ def test_every_page_fits_a_phone(
     for seat, token in enumerate(created.seat_tokens):
         phone.sign_in(seat, token, LANGS[seat])
     phone.sign_in(None, created.admin_token)
+    sign_in_by_email(phone, app, players[0][1])
 
     seen: set[str] = set()
     talked = False
@@ -337,6 +369,7 @@ def test_every_page_fits_a_phone(
             talked = True
             game_pages(phone, "open terms", range(state.n))
             deal_pages(phone, "open terms", game)
+            home_pages(phone, "open terms")
         free = deal is not None and state.phase == "negotiation" and state.pending is None
         if talked and free and "question" not in seen:
             seen.add("question")
@@ -359,6 +392,7 @@ def test_every_page_fits_a_phone(
         seat_pages(phone, seat)
     stranger_pages(phone)
     organiser_pages(phone, app, created)
+    home_pages(phone, "end")
 
     for label, width in phone.widths.items():
         actions = phone.actions[label]

@@ -44,3 +44,12 @@ document.addEventListener("DOMContentLoaded", function () {
     form.hidden = true;
   });
 });
+
+/* A player's defaults page: an empty time zone is filled in with the browser's own. */
+document.addEventListener("DOMContentLoaded", function () {
+  if (!window.Intl) return;
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  document.querySelectorAll("input[data-guess-zone]").forEach(function (input) {
+    if (!input.value && zone) input.value = zone;
+  });
+});

@@ -1,0 +1,95 @@
+"""A player's defaults (``/me/settings``): language, time zone, mail frequency, night and
+standing orders given to the address's new seats (and to no other seat, nor to its seats made
+before); a bad form saves nothing."""
+
+from __future__ import annotations
+
+from helpers_home import signed_in_client
+from helpers_organiser import csrf_of
+from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.web.models import Seat, db
+from imtheboss.web.players import Player
+from imtheboss.web.service import create_game, get_game, load_state
+from sqlalchemy import select
+
+EMAIL = "player@example.org"
+PLAYERS = [("Ann", EMAIL), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
+CHOICES = {
+    "language": "zh_Hans",
+    "timezone": "Asia/Shanghai",
+    "notify": "must_act",
+    "night_start": "23:00",
+    "night_end": "07:00",
+    "orders": "recommended",
+}
+
+
+def _seats(app, gid: str) -> list[tuple]:
+    with app.app_context():
+        return [
+            (s.locale, s.timezone, s.notify)
+            for s in db.session.execute(
+                select(Seat).where(Seat.game_id == gid).order_by(Seat.seat_index)
+            ).scalars()
+        ]
+
+
+def _save(client, **fields: str):
+    page = client.get("/me/settings")
+    assert page.status_code == 200
+    return client.post("/me/settings", data={"csrf_token": csrf_of(page.text), **fields})
+
+
+def test_new_seats_of_the_address_start_with_its_defaults(app):
+    with app.app_context():
+        before = create_game("Before", PLAYERS, {"quiet_hours": True}).game_id
+    client = signed_in_client(app, EMAIL)
+    assert _save(client, **CHOICES).status_code == 303
+    page = client.get("/me/settings").text
+    assert 'value="Asia/Shanghai"' in page and 'value="23:00"' in page
+    with app.app_context():
+        after = create_game("After", PLAYERS, {"quiet_hours": True}).game_id
+        state = load_state(get_game(after))
+        old = load_state(get_game(before))
+    assert _seats(app, after)[0] == ("zh_Hans", "Asia/Shanghai", "must_act")
+    assert _seats(app, after)[1:] == [("", "UTC", "every")] * 2
+    assert _seats(app, before) == [("", "UTC", "every")] * 3
+    assert state.orders[0] == RECOMMENDED and state.orders[1] == Orders()
+    assert state.nights[0] == {"start": "23:00", "end": "07:00", "zone": "Asia/Shanghai"}
+    assert state.nights[1] is None and old.nights[0] is None
+
+
+def test_orders_copied_from_one_of_the_address_seats(app):
+    with app.app_context():
+        gid = create_game("Mine", PLAYERS, starting_orders="recommended").game_id
+    client = signed_in_client(app, EMAIL)
+    assert _save(client, **{**CHOICES, "orders": f"copy:{gid}:0"}).status_code == 303
+    with app.app_context():
+        kept = db.session.get(Player, EMAIL).orders
+        new = create_game("Next", PLAYERS).game_id
+        state = load_state(get_game(new))
+    assert kept["kind"] == "orders" and kept["from"] == f"copy:{gid}:0"
+    assert state.orders[0] == RECOMMENDED and state.orders[1] == Orders()
+    # another address's seat is not on offer
+    assert _save(client, **{**CHOICES, "orders": f"copy:{gid}:1"}).status_code == 400
+
+
+def test_a_bad_form_saves_nothing(app):
+    client = signed_in_client(app, EMAIL)
+    assert _save(client, **CHOICES).status_code == 303
+    for bad in (
+        {"timezone": "Mars/Olympus"},
+        {"night_start": "23:00", "night_end": ""},
+        {"night_start": "20:00", "night_end": "10:00"},
+        {"night_start": "25:00", "night_end": "07:00"},
+        {"notify": "sometimes"},
+        {"language": "fr"},
+        {"orders": "all of them"},
+    ):
+        answer = _save(client, **{**CHOICES, **bad})
+        assert answer.status_code == 400, bad
+    with app.app_context():
+        row = db.session.get(Player, EMAIL)
+        assert (row.locale, row.timezone, row.notify) == ("zh_Hans", "Asia/Shanghai", "must_act")
+        assert row.night == {"start": "23:00", "end": "07:00"}
+    assert app.test_client().get("/me/settings").status_code == 403

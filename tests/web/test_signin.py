@@ -1,0 +1,133 @@
+"""Signing in by email (imtheboss.web.signin): the form answers the same whatever the address,
+the mailed link's GET and HEAD change nothing, only the POST of its page signs in, once, with a
+grace for a double click from the same browser; links expire and are bound to their address;
+the sign-in mail goes to an address with seats only (the worker's task, run here)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from helpers_home import ask_link, newest_link, press
+from helpers_organiser import csrf_of
+from imtheboss.web.models import OutboxMail, db
+from imtheboss.web.players import SignInLink
+from imtheboss.web.service import create_game
+from itsdangerous import URLSafeTimedSerializer
+from sqlalchemy import select
+
+PLAYER = "amy@example.org"
+STRANGER = "nobody@example.org"
+PLAYERS = [("Amy", PLAYER), ("Bill", "bill@example.org")]
+_CSRF = re.compile(r'name="csrf_token"[^>]*value="[^"]+"')
+
+
+def _rows(app) -> list[tuple]:
+    with app.app_context():
+        return [
+            (r.email, r.mail_state, r.used_at, r.used_by)
+            for r in db.session.execute(select(SignInLink).order_by(SignInLink.email)).scalars()
+        ]
+
+
+def test_the_answer_is_the_same_whether_the_address_has_games(app, client):
+    with app.app_context():
+        create_game("A game", PLAYERS)
+    known = ask_link(client, PLAYER)
+    unknown = ask_link(app.test_client(), STRANGER)
+    assert known.status_code == unknown.status_code == 200
+    assert _CSRF.sub("", known.text) == _CSRF.sub("", unknown.text)
+    assert "sign-in link is on its way" in known.text
+    # the web did the same work for both: one row each, nothing decided yet
+    assert [(e, s) for e, s, _u, _b in _rows(app)] == [(PLAYER, "pending"), (STRANGER, "pending")]
+
+
+def test_a_malformed_address_is_refused_and_nothing_is_written(app, client):
+    for bad in ("not-an-address", "a@b", "amy@example..org", "x" * 300 + "@example.org"):
+        answer = ask_link(client, bad)
+        assert answer.status_code == 400, bad
+    no_token = client.post("/sign-in", data={"email": PLAYER})
+    assert no_token.status_code == 400  # the CSRF token
+    assert _rows(app) == []
+
+
+def test_get_and_head_of_the_link_change_nothing_only_the_post_signs_in(app, client):
+    with app.app_context():
+        create_game("A game", PLAYERS)
+    ask_link(client, PLAYER)
+    link = newest_link(app, PLAYER)
+    scanner = app.test_client()
+    assert scanner.head(link).status_code == 303
+    opened = scanner.get(link)
+    assert opened.status_code == 303 and opened.headers["Location"].endswith("/sign-in/confirm")
+    page = scanner.get("/sign-in/confirm")
+    assert page.status_code == 200 and PLAYER in page.text and 'method="post"' in page.text
+    assert scanner.head("/sign-in/confirm").status_code == 200
+    assert [u for _e, _s, u, _b in _rows(app)] == [None]  # not used up
+    assert scanner.get("/me").status_code == 303  # nor signed in
+    # the player's own click, later, still works
+    answer = press(client, link)
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/me")
+    assert client.get("/me").status_code == 200
+    assert [u is not None for _e, _s, u, _b in _rows(app)] == [True]
+
+
+def test_single_use_with_a_grace_for_a_double_click_from_the_same_browser(app, client, clock):
+    ask_link(client, PLAYER)
+    link = newest_link(app, PLAYER)
+    assert press(client, link).status_code == 303
+    clock.advance(seconds=59)
+    token = csrf_of(client.get("/sign-in").text)
+    assert client.post("/sign-in/confirm", data={"csrf_token": token}).status_code == 303
+    other = app.test_client()  # another browser with the same link, within the grace
+    assert press(other, link).status_code == 403
+    assert other.get("/me").status_code == 303
+    clock.advance(seconds=2)  # past the grace: the first browser too is refused
+    assert client.post("/sign-in/confirm", data={"csrf_token": token}).status_code == 403
+
+
+def test_links_expire_and_are_bound_to_their_address(app, client, clock):
+    ask_link(client, PLAYER)
+    link = newest_link(app, PLAYER)
+    signed = link.rsplit("/", 1)[1]
+    serializer = URLSafeTimedSerializer(app.config["SECRET_KEY"], salt="sign-in")
+    data = serializer.loads(signed)
+    forged = serializer.dumps({**data, "e": STRANGER})  # signed right, for another address
+    assert app.test_client().get(f"/sign-in/{forged}").status_code == 403
+    assert app.test_client().get(f"/sign-in/{signed}x").status_code == 403
+    other_key = URLSafeTimedSerializer("another key", salt="sign-in").dumps(data)
+    assert app.test_client().get(f"/sign-in/{other_key}").status_code == 403
+    clock.advance(seconds=app.config["SIGN_IN_LINK_SECONDS"] + 1)
+    assert client.get(link).status_code == 403
+    assert app.test_client().post("/sign-in/confirm").status_code in (400, 403)
+    assert [u for _e, _s, u, _b in _rows(app)] == [None]
+
+
+def test_the_worker_mails_a_link_to_an_address_with_seats_only(app, client):
+    importlib.import_module("imtheboss.worker.celery_app")
+    from imtheboss.worker.signin_mail import send_sign_in
+
+    with app.app_context():
+        create_game("A game", PLAYERS)
+    ask_link(client, PLAYER)
+    ask_link(client, STRANGER)
+    with app.app_context():
+        ids = {r.email: r.id for r in db.session.execute(select(SignInLink)).scalars()}
+        assert send_sign_in.run(ids[PLAYER]) == "sent"
+        assert send_sign_in.run(ids[PLAYER]) == "done"  # at most once
+        assert send_sign_in.run(ids[STRANGER]) == "skipped"
+        mails = db.session.execute(select(OutboxMail)).scalars().all()
+    assert [m.to for m in mails] == [PLAYER]
+    body = mails[0].message.replace("=\n", "")
+    assert newest_link(app, PLAYER).split("/")[-1][:40] in body
+    assert [s for _e, s, _u, _b in _rows(app)] == ["sent", "skipped"]
+
+
+def test_sign_out_forgets_the_address(app, client):
+    ask_link(client, PLAYER)
+    press(client, newest_link(app, PLAYER))
+    page = client.get("/me")
+    assert page.status_code == 200
+    answer = client.post("/sign-out", data={"csrf_token": csrf_of(page.text)})
+    assert answer.status_code == 303
+    assert client.get("/me").status_code == 303

@@ -1,0 +1,175 @@
+"""Players: the people behind the seats, known by their email address.
+
+A seat belongs to an address (``seats.email``, as ``service.normal_email`` stores it). An
+address that signed in by email (``imtheboss.web.signin``) has a ``players`` row: its defaults
+for new seats (language, time zone, mail frequency, night, standing orders) and the hash of its
+API token. Nothing here is a secret of a game: a player's defaults are that player's own, and no
+other seat reads them.
+
+The browser's session remembers the signed-in address (``session["player"]``:
+``[address, fingerprint]``, the fingerprint of the address under ``SECRET_KEY``, so a cookie
+signed for one address cannot be edited into another even if the session format changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import datetime
+from typing import Any
+
+from flask import current_app, request, session
+from imtheboss.engine.orders import Orders, OrdersError
+from imtheboss.web.models import UTCDateTime, db
+from imtheboss.web.service import hash_token, now_utc
+from sqlalchemy import JSON, Index, String, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
+
+
+class Player(db.Model):
+    """One address's defaults for its new seats (empty or ``None``: the game's own default)
+    and the sha256 of its API token (``None``: none made)."""
+
+    __tablename__ = "players"
+    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    locale: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    timezone: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    notify: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    night: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # A12: {"start","end"}
+    orders: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # A10: Orders JSON
+    api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SignInLink(db.Model):
+    """One sign-in link asked for: for ``email``, made at ``created_at``, mailed in ``locale``
+    (``mail_state``: ``pending``, ``sent``, ``skipped``: the address has no seat, ``failed``),
+    used at ``used_at`` by the browser whose fingerprint is ``used_by`` (a double click from
+    that browser within the grace signs in again; nothing else does)."""
+
+    __tablename__ = "sign_in_links"
+    __table_args__ = (Index("ix_sign_in_links_created", "created_at"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    email: Mapped[str] = mapped_column(String(254))
+    locale: Mapped[str] = mapped_column(String(16), default="en", server_default="en")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    mail_state: Mapped[str] = mapped_column(String(12), default="pending", server_default="pending")
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    used_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+def _fingerprint(email: str) -> str:
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, f"player:{email}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def sign_in(email: str) -> None:
+    """Remember in the session that this browser is ``email`` (a normalised address)."""
+    session["player"] = [email, _fingerprint(email)]
+    session.permanent = True
+
+
+def sign_out() -> None:
+    """Forget the signed-in address (seat sessions stay: they are the seats' own links')."""
+    session.pop("player", None)
+
+
+def signed_in() -> str | None:
+    """The address this browser signed in as, or ``None``."""
+    entry = session.get("player")
+    if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry)):
+        return None
+    email, mark = entry
+    return email if hmac.compare_digest(mark, _fingerprint(email)) else None
+
+
+def bearer_player() -> str | None:
+    """The address whose API token is in ``Authorization: Bearer`` (``None``: no such header,
+    or a token of no address)."""
+    scheme, _space, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return db.session.execute(
+        select(Player.email).where(Player.api_token_hash == hash_token(token.strip()))
+    ).scalar_one_or_none()
+
+
+def player_row(email: str, *, create: bool = False) -> Player | None:
+    """The ``players`` row of ``email``; made (not committed) when ``create`` and missing."""
+    row = db.session.get(Player, email)
+    if row is None and create:
+        row = Player(email=email, created_at=now_utc())
+        db.session.add(row)
+    return row
+
+
+def seat_defaults(emails: list[str]) -> dict[str, Player]:
+    """The ``players`` rows of the addresses among ``emails`` that have one, by address."""
+    if not emails:
+        return {}
+    rows = db.session.execute(select(Player).where(Player.email.in_(sorted(set(emails)))))
+    return {row.email: row for row in rows.scalars()}
+
+
+def apply_defaults(seat: Any, player: Player | None) -> None:
+    """Give a new ``seat`` (a ``Seat`` not yet flushed) its address's language, zone and mail
+    frequency, where the address chose them."""
+    if player is None:
+        return
+    if player.locale:
+        seat.locale = player.locale
+    if player.timezone:
+        seat.timezone = player.timezone
+    if player.notify in NOTIFY_CHOICES:
+        seat.notify = player.notify
+
+
+def orders_for(emails: list[str], starting: list[Orders] | None) -> list[Orders] | None:
+    """Every new seat's first standing orders (A10): its address's default where it chose one
+    (``players.orders``: ``{"kind": "none"}`` or ``{"kind": "orders", "orders": JSON}``), else
+    the game's ``starting`` orders (``None``: none for every seat)."""
+    defaults = seat_defaults(emails)
+    chosen = [(defaults.get(e).orders if defaults.get(e) else None) for e in emails]
+    if not any(chosen):
+        return starting
+    out = []
+    for i, kept in enumerate(chosen):
+        game_own = starting[i] if starting is not None else Orders()
+        if not kept:
+            out.append(game_own)
+        elif kept.get("kind") == "none":
+            out.append(Orders())
+        else:
+            try:
+                out.append(Orders.from_json(kept.get("orders")))
+            except OrdersError:  # a default kept by an older rule set: the game's own
+                out.append(game_own)
+    return out
+
+
+def start_nights(game_id: str) -> None:
+    """A12: in a game with quiet hours that has just started, each seat whose address chose a
+    night names it (a ``night`` command through ``submit``, in the address's zone), unless the
+    seat has named one already. A night the rules refuse is left out (logged): the game has
+    started, and the seat can name its night on its orders page."""
+    from imtheboss.web.models import Seat
+    from imtheboss.web.service import ServiceError, get_game, load_state, submit
+
+    game = get_game(game_id)
+    state = load_state(game)
+    if not state.options.quiet_hours or state.phase == "game_over":
+        return
+    seats = db.session.execute(select(Seat).where(Seat.game_id == game_id)).scalars().all()
+    defaults = seat_defaults([s.email for s in seats])
+    for seat in sorted(seats, key=lambda s: s.seat_index):
+        player = defaults.get(seat.email)
+        if player is None or not player.night or state.nights[seat.seat_index]:
+            continue
+        night = {**player.night, "zone": player.timezone or seat.timezone or "UTC"}
+        command = {"do": "night", "night": night}
+        try:
+            submit(game_id, seat.seat_index, command, f"default-night:{seat.seat_index}")
+        except ServiceError as exc:  # the seat names its night itself, on its orders page
+            current_app.logger.warning("a default night was refused: %s", exc.code)

@@ -1,0 +1,197 @@
+"""Signing in by email, without a password: a player types their address and gets a link.
+
+Routes (blueprint ``signin``):
+
+- ``GET/POST /sign-in``: the form. Its ``POST`` (CSRF) checks the address (email-validator,
+  ``service.normal_email``), writes a ``sign_in_links`` row and queues its mail
+  (``imtheboss.worker.signin_mail.send_sign_in``, by name) for every well-formed address, and
+  answers the same page: whether the address has games is decided by the worker, which mails
+  only an address with a seat. The web does the same work either way, so neither the answer
+  nor its time says it. Limits: ``RATELIMIT_SIGN_IN`` per client address and
+  ``RATELIMIT_SIGN_IN_ADDRESS`` per address asked for (``imtheboss.web.limits``).
+- ``GET /sign-in/<signed>``: the mailed link. It checks the signature and keeps the link in the
+  session, then sends the browser to ``/sign-in/confirm`` (so the secret leaves the URL, as a
+  seat link does). It changes nothing in the database: mail scanners fetch links (``GET``,
+  ``HEAD``) and must neither sign anyone in nor use the link up.
+- ``GET /sign-in/confirm`` shows the address and a button; only its ``POST`` (CSRF) signs in:
+  the link's row is used up (``used_at``), bound to this browser; a second ``POST`` from the
+  same browser within ``SIGN_IN_GRACE_SECONDS`` (a double click) signs in again, anything else
+  is refused. Links last ``SIGN_IN_LINK_SECONDS`` and name their address: the signature covers
+  it and the row must agree.
+- ``POST /sign-out``: forgets the signed-in address (seat sessions stay).
+
+The link is ``{"i": row id, "e": address}`` signed by itsdangerous with ``SECRET_KEY`` (salt
+``sign-in``); the row id alone opens nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_wtf import FlaskForm
+from imtheboss.web import players
+from imtheboss.web.limits import client_address, spending
+from imtheboss.web.models import db
+from imtheboss.web.players import SignInLink
+from imtheboss.web.service import ServiceError, normal_email, now_utc
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import select
+from werkzeug.wrappers import Response
+from wtforms import EmailField
+from wtforms.validators import InputRequired, Length
+
+bp = Blueprint("signin", __name__)
+SALT = "sign-in"
+TASK = "imtheboss.worker.signin_mail.send_sign_in"
+SIGNATURE_MAX_AGE = 86400  # seconds: a second bound beside the row's age (SIGN_IN_LINK_SECONDS)
+
+
+class SignInForm(FlaskForm):
+    """The address to mail a sign-in link to."""
+
+    email = EmailField(_l("Your email address"), [InputRequired(), Length(max=254)])
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=SALT)
+
+
+def sign_in_link(row: SignInLink) -> str:
+    """The absolute link that signs ``row.email`` in (signed; for the mail only)."""
+    base = current_app.config["BASE_URL"].rstrip("/")
+    return f"{base}/sign-in/{_serializer().dumps({'i': row.id, 'e': row.email})}"
+
+
+def _bad_link() -> ServiceError:
+    return ServiceError(
+        403,
+        "bad_link",
+        _("This sign-in link is not valid, has expired or was used: ask for a new one."),
+    )
+
+
+def _link_row(signed: str, now: datetime, *, lock: bool = False) -> SignInLink:
+    """The row ``signed`` names, if the link is genuine and young enough. Raises
+    ``ServiceError`` 403 (``bad_link``) otherwise."""
+    try:
+        data = _serializer().loads(signed, max_age=SIGNATURE_MAX_AGE)
+    except BadSignature:
+        raise _bad_link() from None
+    if not (isinstance(data, dict) and isinstance(data.get("i"), str)):
+        raise _bad_link()
+    query = select(SignInLink).where(SignInLink.id == data["i"][:32])
+    row = db.session.execute(query.with_for_update() if lock else query).scalar_one_or_none()
+    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
+    if row is None or row.email != data.get("e") or now - row.created_at > lifetime:
+        raise _bad_link()
+    return row
+
+
+@bp.route("/sign-in", methods=["GET", "POST"])
+def sign_in_form() -> str | tuple[str, int]:
+    """The form; its ``POST`` mails a link to the address (see the module docstring). Raises
+    ``TooMany`` (429) past the limits."""
+    form = SignInForm()
+    if request.method != "POST" or not form.validate_on_submit():
+        status = 400 if request.method == "POST" else 200
+        return render_template("signin.html", form=form, sent=False, problem=None), status
+    try:
+        email = normal_email(form.email.data or "")
+    except ValueError as exc:
+        return render_template("signin.html", form=form, sent=False, problem=str(exc)), 400
+    with spending("sign_in", client_address()), spending("sign_in_address", email):
+        row = SignInLink(
+            id=secrets.token_urlsafe(18),
+            email=email,
+            locale=str(get_locale() or "en"),
+            created_at=now_utc(),
+        )
+        db.session.add(row)
+        db.session.commit()
+        _queue(row.id)
+    return render_template("signin.html", form=form, sent=True, problem=None)
+
+
+def _queue(row_id: str) -> None:
+    """Hand the link's mail to the worker (``TASKS`` off in tests: nothing is sent). A broker
+    that cannot be reached is logged; the player may ask again."""
+    if not current_app.config.get("TASKS", True):
+        return
+    from imtheboss.web.queue import send
+
+    try:
+        send(TASK, row_id)
+    except Exception:  # the broker is down: the answer stays the same
+        current_app.logger.warning("the sign-in mail could not be queued")
+
+
+@bp.get("/sign-in/<signed>")
+def mailed_link(signed: str) -> Response:
+    """The link of the mail: kept in the session, then on to the page with the button (no
+    change in the database). Raises ``ServiceError`` 403 for a bad or old link."""
+    _link_row(signed, now_utc())
+    db.session.rollback()
+    session["sign_in_link"] = signed
+    return redirect(url_for("signin.confirm"), 303)
+
+
+def _browser() -> str:
+    """This browser's mark: a hash of its session's CSRF secret (made if missing)."""
+    from flask_wtf.csrf import generate_csrf
+
+    generate_csrf()
+    secret = str(session.get("csrf_token", ""))
+    return hashlib.sha256(f"sign-in:{secret}".encode()).hexdigest()
+
+
+@bp.route("/sign-in/confirm", methods=["GET", "POST"])
+def confirm() -> str | Response:
+    """``GET``: the address and the button; ``POST`` (CSRF): sign in, then ``/me``. Raises
+    ``ServiceError`` 403 for a link that is bad, old, or used by another browser."""
+    signed = session.get("sign_in_link")
+    if not isinstance(signed, str):
+        raise _bad_link()
+    now = now_utc()
+    if request.method != "POST":  # GET and HEAD: a page, nothing used
+        row = _link_row(signed, now)
+        return render_template("signin_confirm.html", email=row.email)
+    row = _link_row(signed, now, lock=True)
+    browser = _browser()
+    grace = timedelta(seconds=float(current_app.config["SIGN_IN_GRACE_SECONDS"]))
+    if row.used_at is None:
+        row.used_at, row.used_by = now, browser
+    elif row.used_by != browser or now - row.used_at > grace:
+        db.session.rollback()
+        raise _bad_link()
+    email = row.email
+    db.session.commit()
+    players.sign_in(email)
+    return redirect(url_for("me.my_games"), 303)
+
+
+@bp.post("/sign-out")
+def sign_out() -> Response:
+    """Forget the signed-in address; back to the home page."""
+    players.sign_out()
+    session.pop("sign_in_link", None)
+    return redirect(url_for("pages.home"), 303)
+
+
+def register(app: Flask) -> None:
+    """Add the sign-in routes to ``app``."""
+    app.register_blueprint(bp)
