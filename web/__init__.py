@@ -157,6 +157,8 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.links",
         "imtheboss.web.orders_page",
         "imtheboss.web.replay",
+        "imtheboss.web.hooks_pages",
+        "imtheboss.web.push_pages",
     ):
         try:
             module = importlib.import_module(name)

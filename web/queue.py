@@ -36,6 +36,10 @@ TASK_ROUTES = {
     "imtheboss.worker.tasks.deliver": {"queue": "mail"},
     "imtheboss.worker.tasks.deliver_many": {"queue": "mail"},
     "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
+    # webhooks and push: posts to other servers, never on the deadlines' queue
+    "imtheboss.worker.outbound.post_game": {"queue": "mail"},
+    "imtheboss.worker.outbound.post_one": {"queue": "mail"},
+    "imtheboss.worker.outbound.sweep_outbound": {"queue": "mail"},
 }
 ROUTING = {
     "task_routes": TASK_ROUTES,

@@ -56,7 +56,11 @@ def make_celery() -> Celery:
     worker's task is redelivered), the beat sweeps (reminders; mail)."""
     settings = Settings.load()
     config = settings.flask_config(database=False)
-    app = Celery("imtheboss", task_cls=FlaskTask, include=["imtheboss.worker.tasks"])
+    app = Celery(
+        "imtheboss",
+        task_cls=FlaskTask,
+        include=["imtheboss.worker.tasks", "imtheboss.worker.outbound"],
+    )
     app.conf.update(
         broker_settings(config),
         task_ignore_result=True,
@@ -67,8 +71,12 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule={
-            name: {"task": f"imtheboss.worker.tasks.{name}", "schedule": settings.sweep_seconds}
-            for name in ("sweep", "sweep_mail")
+            name: {"task": f"imtheboss.worker.{task}", "schedule": settings.sweep_seconds}
+            for name, task in (
+                ("sweep", "tasks.sweep"),
+                ("sweep_mail", "tasks.sweep_mail"),
+                ("sweep_outbound", "outbound.sweep_outbound"),  # webhooks and push
+            )
         },
         beat_schedule_filename=settings.beat_schedule_file
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
