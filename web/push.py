@@ -104,15 +104,15 @@ def public_key() -> str | None:
 
 
 def subject() -> str:
-    """The VAPID contact: ``VAPID_SUBJECT``, else ``mailto:`` the sender of the mail, else the
-    server's address."""
+    """The VAPID contact push services may write to: ``VAPID_SUBJECT``, else the server's
+    address when it is ``https``, else ``mailto:`` the sender of the mail."""
     chosen = current_app.config.get("VAPID_SUBJECT") or ""
+    base = current_app.config.get("BASE_URL") or ""
     if chosen:
         return chosen
-    address = parseaddr(current_app.config.get("MAIL_FROM") or "")[1]
-    if address and not address.endswith("@localhost"):
-        return f"mailto:{address}"
-    return current_app.config["BASE_URL"]
+    if base.startswith("https://"):
+        return base.rstrip("/")
+    return "mailto:" + (parseaddr(current_app.config.get("MAIL_FROM") or "")[1] or "boss@localhost")
 
 
 # -- subscriptions ---------------------------------------------------------------------------
