@@ -226,6 +226,7 @@ def test_pushes_are_encrypted_for_the_phone_and_a_410_drops_it(
         answer = client.post(f"/g/{gid}/push/subscribe", json=subscription, headers=headers)
         assert answer.status_code == 201, answer.get_data(as_text=True)
         assert client.post(f"/g/{gid}/push/subscribe", json=subscription).status_code == 400
+
     def after(state) -> None:
         if {row.body["seat"] for row in rows_of(app, gid)} == {0, 1, 2, 3}:
             raise Enough  # every seat's phone was asked something

@@ -22,7 +22,11 @@
     const answer = await fetch(url, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": box.dataset.csrf },
+      headers: {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "X-CSRFToken": box.dataset.csrf,
+      },
       body: JSON.stringify(body),
     });
     const data = await answer.json().catch(() => ({}));
