@@ -76,13 +76,13 @@ def _page(game: Game, status: int = 200, **extra: Any) -> tuple[str, int]:
 
 
 @bp.get("/g/<gid>/admin/hooks")
-def hooks_page(gid: str) -> tuple[str, int]:
+def admin_hooks(gid: str) -> tuple[str, int]:
     """The game's webhooks and the form that adds one."""
     return _page(_organiser(gid))
 
 
 @bp.post("/g/<gid>/admin/hooks")
-def add_hook(gid: str) -> tuple[str, int]:
+def admin_add_hook(gid: str) -> tuple[str, int]:
     """Add a webhook; the answer shows its secret, once. A refused address (not https, a
     private network...) answers 400 with the form and why; nothing is added then."""
     game = _organiser(gid)
@@ -106,9 +106,9 @@ def add_hook(gid: str) -> tuple[str, int]:
 
 
 @bp.post("/g/<gid>/admin/hooks/<int:hook_id>/remove")
-def remove_hook(gid: str, hook_id: int) -> Response:
+def admin_remove_hook(gid: str, hook_id: int) -> Response:
     """Remove a webhook: nothing more is posted to it."""
     _organiser(gid)
     if hooks.remove_hook(gid, hook_id):
         flash(_("Webhook removed."))
-    return redirect(url_for("hooks.hooks_page", gid=gid), 303)
+    return redirect(url_for("hooks.admin_hooks", gid=gid), 303)
