@@ -5,8 +5,8 @@ transport in the instance folder's ``broker/`` (no server, works across the proc
 ``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree,
 on the broker and on the queues: ``deadlines`` and ``mail`` (``TASK_ROUTES``), each consumed by
 a worker of its own (``-Q``), so a hanging mail server never holds up a deadline. A worker
-started without ``-Q`` consumes both. The web sends only mail: a commit that made none sends
-nothing.
+started without ``-Q`` consumes both. The web sends only mail (and, on the same queue, the
+posts of webhooks and push: ``imtheboss.web.outbound``): a commit that made none sends nothing.
 """
 
 from __future__ import annotations
