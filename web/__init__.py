@@ -162,6 +162,8 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.me",
         "imtheboss.web.player_settings",
         "imtheboss.web.presence",
+        "imtheboss.web.hooks_pages",
+        "imtheboss.web.push_pages",
     ):
         try:
             module = importlib.import_module(name)

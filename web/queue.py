@@ -5,8 +5,8 @@ transport in the instance folder's ``broker/`` (no server, works across the proc
 ``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree,
 on the broker and on the queues: ``deadlines`` and ``mail`` (``TASK_ROUTES``), each consumed by
 a worker of its own (``-Q``), so a hanging mail server never holds up a deadline. A worker
-started without ``-Q`` consumes both. The web sends only mail: a commit that made none sends
-nothing.
+started without ``-Q`` consumes both. The web sends only mail (and, on the same queue, the
+posts of webhooks and push: ``imtheboss.web.outbound``): a commit that made none sends nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ TASK_ROUTES = {
     "imtheboss.worker.tasks.deliver_many": {"queue": "mail"},
     "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
     "imtheboss.worker.signin_mail.send_sign_in": {"queue": "mail"},
+    # webhooks and push: posts to other servers, never on the deadlines' queue
+    "imtheboss.worker.outbound.post_game": {"queue": "mail"},
+    "imtheboss.worker.outbound.post_one": {"queue": "mail"},
+    "imtheboss.worker.outbound.sweep_outbound": {"queue": "mail"},
 }
 ROUTING = {
     "task_routes": TASK_ROUTES,

@@ -664,6 +664,8 @@ def _outbox(
     seats notified."""
     notes = notifications_for(game_id, before, events, state, first, at, links)
     insert_rows("notifications", notes)
+    for writer in current_app.extensions.get("imtheboss.outbox_writers", ()):
+        writer(game_id, first, events, notes, at)
     return sorted({r["seat_index"] for r in notes})
 
 
@@ -721,6 +723,16 @@ def on_commit(app: Any, hook: AfterCommit) -> None:
     """Register ``hook(game_id)`` to run after each commit that wrote notification rows for a
     game (the worker delivers them). Hooks must not raise."""
     app.extensions.setdefault("imtheboss.after_commit", []).append(hook)
+
+
+OutboxWriter = Callable[[str, int, list[Event], list[dict[str, Any]], datetime], None]
+
+
+def on_outbox(app: Any, writer: OutboxWriter) -> None:
+    """Register ``writer(game_id, first_seq, events, notification_rows, at)`` to write more
+    outbox rows in the transaction of every append (webhooks and push:
+    ``imtheboss.web.outbound``)."""
+    app.extensions.setdefault("imtheboss.outbox_writers", []).append(writer)
 
 
 def _after_commit(game_id: str) -> None:

@@ -77,6 +77,15 @@ class Settings(BaseSettings):
     deadline_poll_seconds: float = Field(0.25, gt=0, le=10)
     deadline_batch: int = Field(10, ge=1, le=500)  # deadlines one claim takes
 
+    # -- webhooks and push (imtheboss.web.hooks, imtheboss.web.push)
+    webhook_allow_loopback: bool = False  # tests only: posts may go to 127.0.0.1 and ::1
+    webhook_ca_file: str = ""  # extra CAs for webhook and push endpoints (tests, a private CA)
+    webhook_timeout: float = Field(10.0, gt=0, le=60)  # seconds to connect, and for each read
+    webhook_max_attempts: int = Field(8, ge=1, le=100)
+    webhook_retry_max_seconds: int = Field(600, ge=1)
+    vapid_private_key: str = ""  # Web Push: the VAPID key (PEM, or its raw key in base64url)
+    vapid_subject: str = ""  # Web Push: a contact for push services (mailto: or https:)
+
     # -- operator and abuse limits
     operator_token: str = ""
     min_window_seconds: int = Field(60, ge=1)  # the shortest window (A1) a game may have

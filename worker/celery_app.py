@@ -59,7 +59,11 @@ def make_celery() -> Celery:
     app = Celery(
         "imtheboss",
         task_cls=FlaskTask,
-        include=["imtheboss.worker.tasks", "imtheboss.worker.signin_mail"],
+        include=[
+            "imtheboss.worker.tasks",
+            "imtheboss.worker.signin_mail",
+            "imtheboss.worker.outbound",
+        ],
     )
     app.conf.update(
         broker_settings(config),
@@ -71,8 +75,12 @@ def make_celery() -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule={
-            name: {"task": f"imtheboss.worker.tasks.{name}", "schedule": settings.sweep_seconds}
-            for name in ("sweep", "sweep_mail")
+            name: {"task": f"imtheboss.worker.{task}", "schedule": settings.sweep_seconds}
+            for name, task in (
+                ("sweep", "tasks.sweep"),
+                ("sweep_mail", "tasks.sweep_mail"),
+                ("sweep_outbound", "outbound.sweep_outbound"),  # webhooks and push
+            )
         },
         beat_schedule_filename=settings.beat_schedule_file
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),

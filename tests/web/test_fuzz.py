@@ -107,7 +107,10 @@ RATES = [0, 2, 5, 10, 30, 100]  # percent
 # Routes plausible requests rarely get through (a fresh signed link each time...).
 # The operator's outbox opens only with the operator's token (tests/web/test_operator.py); a
 # game's record only once it is over, which the fuzzed games never are (tests/web/test_replay.py).
+# A webhook needs a public https address, a phone a browser's keys and the CSRF header
+# (tests/web/test_webhooks.py, tests/web/test_push_pages.py).
 UNREACHED: set[str] = {"links.operator_mail", "api.export", "replay.export_page"}
+UNREACHED |= {"hooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
 SLOTS = 24  # at most this many fields in a plausible form or body
 ADMIN = 3  # the organiser's browser, after the three seats' ones
 WRITES = {"api.command", "api.create", "pages.act", "pages.new_game", "pages.settings"}

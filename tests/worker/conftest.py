@@ -29,17 +29,21 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 from helpers_db import own_database
+from helpers_hooks import new_ca
 from helpers_redis import own_redis_db
 from helpers_wait import free_port, wait_for
 from helpers_worker import WORKER_DB_NAME, Mailbox
 from imtheboss.web import create_app
 from imtheboss.web.models import db
+from py_vapid import Vapid
 from sqlalchemy import text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,6 +109,35 @@ def smtp(_mailbox: Mailbox) -> Iterator[Mailbox]:
     _mailbox.reset()
     if _mailbox.controller is None:
         _mailbox.start()
+
+
+# -- webhooks and push -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """What the worker and this process share for webhooks and push: a CA of the tests' own
+    (its certificate in ``ca_file``, trusted by both through ``WEBHOOK_CA_FILE``), the VAPID
+    key, and the settings as environment variables (loopback allowed: the endpoints are the
+    tests' own, on this machine)."""
+
+    ca: trustme.CA
+    ca_file: Path
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def outbound(tmp_path_factory: pytest.TempPathFactory) -> Outbound:
+    ca, ca_file = new_ca(tmp_path_factory.mktemp("outbound"))
+    key = Vapid()
+    key.generate_keys()
+    env = {
+        "WEBHOOK_ALLOW_LOOPBACK": "1",
+        "WEBHOOK_CA_FILE": str(ca_file),
+        "WEBHOOK_RETRY_MAX_SECONDS": "2",
+        "VAPID_PRIVATE_KEY": key.private_pem().decode(),
+    }
+    return Outbound(ca, ca_file, env)
 
 
 # -- the Celery worker -----------------------------------------------------------------------
@@ -247,6 +280,7 @@ def _worker_process(
     _mailbox: Mailbox,
     worker_id: str,
     tmp_path_factory: pytest.TempPathFactory,
+    outbound: Outbound,
 ) -> Iterator[WorkerProcess]:
     folder = tmp_path_factory.mktemp("celery")
     env = {
@@ -271,6 +305,7 @@ def _worker_process(
         BASE_URL=BASE_URL,
         MIN_WINDOW_SECONDS=str(MIN_WINDOW_SECONDS),
         RATELIMIT_ENABLED="0",
+        **outbound.env,
     )
     process = WorkerProcess(env, folder, f"tests-{worker_id}")
     yield process
@@ -309,7 +344,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 
 @pytest.fixture
-def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
+def _test_env(redis_url: str, _mailbox: Mailbox, outbound: Outbound) -> Iterator[None]:
     """This process has the worker's settings too: ``imtheboss.web.queue`` enqueues to the tests'
     Redis database, and worker code a test runs here (``imtheboss.worker.tasks.fire_deadline.run``)
     sees the same database, SMTP server and delays. The environment is restored after each test
@@ -326,6 +361,7 @@ def _test_env(redis_url: str, _mailbox: Mailbox) -> Iterator[None]:
         "MAIL_RETRY_MAX_SECONDS": str(RETRY_MAX_SECONDS),
         "MIN_WINDOW_SECONDS": str(MIN_WINDOW_SECONDS),
         "RATELIMIT_ENABLED": "0",
+        **outbound.env,
     }
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)

@@ -1,0 +1,190 @@
+"""A seat's phones on the web side (PostgreSQL, no worker): the settings page's button with the
+server's VAPID key, ``POST /g/<gid>/push/subscribe`` (CSRF as every post; bad keys, a plain
+http or private push service, another game's browser: refused, nothing stored), the service
+worker from the root, the manifest; push off without a key; the embedded default's own key.
+tests/worker/test_outbound.py pushes through a real worker."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from helpers_app import make_app
+from helpers_hooks import Browser
+from helpers_play import play_to_end
+from imtheboss.engine.bots import SensibleBot
+from imtheboss.web import push
+from imtheboss.web.models import Notification, db
+from imtheboss.web.outbound import OutboundPost, PushSubscription
+from imtheboss.web.service import create_game, get_game, load_state
+from py_vapid import Vapid
+from sqlalchemy import func, select
+
+PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla")]
+CSRF = re.compile(r'data-csrf="([^"]+)"')
+ENDPOINT = "https://localhost:8443/push/1"
+
+
+@pytest.fixture(scope="module")
+def vapid_pem() -> str:
+    key = Vapid()
+    key.generate_keys()
+    return key.private_pem().decode()
+
+
+@pytest.fixture
+def app_config(vapid_pem: str) -> dict:
+    return {"WEBHOOK_ALLOW_LOOPBACK": True, "OUTBOUND_TASKS": False, "VAPID_PRIVATE_KEY": vapid_pem}
+
+
+def seat_client(app, gid: str, token: str):
+    client = app.test_client()
+    assert client.get(f"/g/{gid}/s/{token}").status_code == 303
+    page = client.get(f"/g/{gid}/settings").get_data(as_text=True)
+    match = CSRF.search(page)
+    headers = {"Accept": "application/json"}  # as static/push.js asks
+    return client, {**headers, "X-CSRFToken": match.group(1)} if match else headers, page
+
+
+def phones(app) -> list[tuple[str, int, str]]:
+    with app.app_context():
+        rows = db.session.execute(
+            select(
+                PushSubscription.game_id, PushSubscription.seat_index, PushSubscription.endpoint
+            ).order_by(PushSubscription.id)
+        ).all()
+        return [tuple(row) for row in rows]
+
+
+def test_a_seat_allows_notifications_on_its_phone(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+        key = push.public_key()
+    gid = created.game_id
+    client, headers, page = seat_client(app, gid, created.seat_tokens[1])
+    assert f'data-key="{key}"' in page and "push.js" in page
+    subscription = Browser().subscription(ENDPOINT)
+    answer = client.post(f"/g/{gid}/push/subscribe", json=subscription, headers=headers)
+    assert answer.status_code == 201
+    again = client.post(f"/g/{gid}/push/subscribe", json=subscription, headers=headers)
+    assert again.status_code == 201  # the same phone again: still one
+    assert phones(app) == [(gid, 1, ENDPOINT)]
+    assert "1 phone gets notifications" in client.get(f"/g/{gid}/settings").get_data(as_text=True)
+    off = client.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=headers)
+    assert off.status_code == 200 and phones(app) == []
+
+
+def test_a_subscription_is_refused_unless_it_is_sound_and_the_seats_own(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+        other = create_game("Another", PLAYERS)
+    gid = created.game_id
+    client, headers, _page = seat_client(app, gid, created.seat_tokens[0])
+    good = Browser().subscription(ENDPOINT)
+    bad = [
+        {**good, "endpoint": "http://localhost/push"},  # not https
+        {**good, "endpoint": "https://10.0.0.8/push"},  # a private network
+        {**good, "keys": {"p256dh": "AAAA", "auth": good["keys"]["auth"]}},  # not a P-256 key
+        {**good, "keys": {"p256dh": good["keys"]["p256dh"], "auth": "c2hvcnQ"}},  # 5 bytes
+        {"endpoint": ENDPOINT},
+        ["not", "an", "object"],
+    ]
+    for body in bad:
+        answer = client.post(f"/g/{gid}/push/subscribe", json=body, headers=headers)
+        assert answer.status_code == 400, body
+        assert answer.get_json()["error"]["message"]
+    assert client.post(f"/g/{gid}/push/subscribe", json=good).status_code == 400  # no CSRF token
+    stranger = app.test_client()
+    assert stranger.post(f"/g/{gid}/push/subscribe", json=good).status_code in (400, 403)
+    outsider, outsider_headers, _page = seat_client(app, other.game_id, other.seat_tokens[0])
+    answer = outsider.post(f"/g/{gid}/push/subscribe", json=good, headers=outsider_headers)
+    assert answer.status_code == 403
+    assert phones(app) == []
+
+
+class Enough(Exception):
+    pass
+
+
+def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> None:
+    """The rows written with the events for phones: one per question a subscribed seat is
+    asked (the mail's rows of ``push.ASKS``) and phone, with that row's own body; none for a
+    seat without a phone."""
+    with app.app_context():
+        created = create_game("Phones", PLAYERS, {"proxy_hours": 48})
+        state = load_state(get_game(created.game_id))
+        first = get_game(created.game_id).last_seq  # asked before the phones: not pushed
+    gid = created.game_id
+    for seat in (0, 1):
+        client, headers, _page = seat_client(app, gid, created.seat_tokens[seat])
+        sub = Browser().subscription(f"{ENDPOINT}/{seat}")
+        assert client.post(f"/g/{gid}/push/subscribe", json=sub, headers=headers).status_code == 201
+    done = []
+
+    def after(_state) -> None:
+        done.append(1)
+        if len(done) == 80:
+            raise Enough
+
+    with pytest.raises(Enough):
+        play_to_end(app, clock, gid, state, [SensibleBot()] * 3, random.Random(2), after=after)
+    with app.app_context():
+        subs = dict(
+            db.session.execute(select(PushSubscription.seat_index, PushSubscription.id)).all()
+        )
+        notes = db.session.execute(
+            select(Notification).where(Notification.kind.in_(sorted(push.ASKS)))
+        ).scalars()
+        expected = {
+            f"p:{subs[n.seat_index]}:{n.dedupe_key}": (n.kind, n.seat_index, n.body)
+            for n in notes
+            if n.seat_index in subs and n.seq > first
+        }
+        rows = db.session.execute(select(OutboundPost)).scalars().all()
+        got = {r.dedupe_key: (r.kind, r.body["seat"], r.body["body"]) for r in rows}
+    assert got == expected
+    assert {seat for _kind, seat, _body in got.values()} == {0, 1}
+    assert all(body.get("until") for kind, _seat, body in got.values() if kind != "offer")
+
+
+def test_the_service_worker_and_the_manifest(app) -> None:
+    client = app.test_client()
+    worker = client.get("/sw.js")
+    assert worker.status_code == 200
+    assert worker.headers["Content-Type"].startswith("text/javascript")
+    assert b"showNotification" in worker.data
+    home = client.get("/").get_data(as_text=True)
+    assert 'rel="manifest"' in home
+    manifest = client.get("/static/manifest.webmanifest")
+    assert manifest.status_code == 200 and b'"display": "standalone"' in manifest.data
+
+
+def test_without_a_key_push_is_off(_migrated, clock) -> None:
+    app = make_app(_migrated, clock, OUTBOUND_TASKS=False, WEBHOOK_ALLOW_LOOPBACK=True)
+    with app.app_context():
+        created = create_game("No push", PLAYERS)
+        assert push.public_key() is None
+    gid = created.game_id
+    client = app.test_client()
+    assert client.get(f"/g/{gid}/s/{created.seat_tokens[0]}").status_code == 303
+    page = client.get(f"/g/{gid}/settings").get_data(as_text=True)
+    assert "data-push" not in page
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    sub = Browser().subscription(ENDPOINT)
+    answer = client.post(f"/g/{gid}/push/subscribe", json=sub, headers={"X-CSRFToken": token})
+    assert answer.status_code == 409
+    with app.app_context():
+        assert db.session.execute(select(func.count()).select_from(PushSubscription)).scalar() == 0
+
+
+def test_the_embedded_default_makes_its_key_once(tmp_path, clock) -> None:
+    url = f"sqlite:///{tmp_path / 'e.sqlite3'}"
+    keys = []
+    for _ in range(2):
+        app = make_app(url, clock, EMBEDDED=True, INSTANCE_DIR=str(tmp_path), AUTO_MIGRATE=False)
+        with app.app_context():
+            keys.append(push.public_key())
+    assert keys[0] and keys[0] == keys[1]
+    path = tmp_path / push.KEY_FILE
+    assert path.stat().st_mode & 0o777 == 0o600
