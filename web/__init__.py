@@ -158,6 +158,8 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.orders_page",
         "imtheboss.web.replay",
         "imtheboss.web.board_svg",
+        "imtheboss.web.served",
+        "imtheboss.web.story_page",
     ):
         try:
             module = importlib.import_module(name)

@@ -37,12 +37,7 @@ COLOURS = {  # the chips' colours (as web/static/style.css); the letter says it 
     "S": ("#3aa6d8", "#08324a"),
     "W": ("#e6c21a", "#3d3300"),
 }
-RING: list[tuple[int, int]] = (  # (row, column) of spaces 0..15, clockwise from the top left
-    [(1, c) for c in range(1, 6)]
-    + [(r, 5) for r in range(2, 6)]
-    + [(5, c) for c in range(4, 0, -1)]
-    + [(r, 1) for r in range(4, 1, -1)]
-)
+RING = display.RING  # (row, column) of spaces 0..15 on the 5 x 5 grid, clockwise
 
 
 @dataclass(frozen=True)
