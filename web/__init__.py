@@ -164,6 +164,9 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.presence",
         "imtheboss.web.hooks_pages",
         "imtheboss.web.push_pages",
+        "imtheboss.web.board_svg",
+        "imtheboss.web.served",
+        "imtheboss.web.story_page",
     ):
         try:
             module = importlib.import_module(name)

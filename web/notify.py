@@ -6,7 +6,9 @@ Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``you
 (``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
 gives one mail listing them, not one mail each; the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
-``game_over``. ``reminder`` rows are written by the worker.
+``game_over``, ``played_for`` (the server acted for the seat: a window ran out, A5, A6, A11)
+and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are written by the
+worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
 ``organiser`` (confirm the game; the admin link) and ``email_changed`` (to a seat's old
@@ -23,6 +25,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
+from imtheboss.web.served import newly_away, served_seats
 
 # What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that
 # did not go out.
@@ -41,6 +44,8 @@ ABOUT = {
     "deal_closed": _l("a deal closed"),
     "deal_failed": _l("a deal failed"),
     "game_over": _l("the game is over"),
+    "played_for": _l("the server played for you"),
+    "marked_away": _l("you are marked away"),
 }
 
 # Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
@@ -152,6 +157,28 @@ def _own(event: Event, seat: int) -> bool:
     return event.by == seat and not event.data.get("order")
 
 
+def _served(
+    game_id: str,
+    event: Event,
+    away_before: list[bool],
+    away_after: list[bool],
+    seq: int,
+    at: datetime,
+) -> list[dict[str, Any]]:
+    """The rows telling each seat the server acted for in ``event`` (``played_for``) and each
+    seat ``event`` marked away (``marked_away``, A6): news, batched into one mail."""
+    rows = [
+        _row(game_id, s, "played_for", str(seq), _said(event, s), False, seq, at)
+        for s in served_seats(event)
+    ]
+    if event.type == "timed_out":
+        rows += [
+            _row(game_id, s, "marked_away", str(seq), "marked away", False, seq, at)
+            for s in newly_away(away_before, away_after)
+        ]
+    return rows
+
+
 def notifications_for(
     game_id: str,
     before: GameState | None,
@@ -207,11 +234,14 @@ def notifications_for(
     # each event is read in the state it made, not the state after the last one (orders may
     # play a whole deal in one command); one event's state is the final one
     running = before.clone() if before is not None and len(events) > 1 else None
+    away = list(before.away) if before is not None else [False] * state.n
     for offset, event in enumerate(events):
         seq = first_seq + offset
         if running is not None:
             apply_in_place(running, event)
         now = running or state
+        rows += _served(game_id, event, away, now.away, seq, at)
+        away = list(now.away)
         d = event.data
         t = event.type
         if t == "deal_opened":

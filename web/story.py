@@ -161,6 +161,10 @@ KIND_TEXTS = {
         " you pass."
     ),
     "reminder": lazy_gettext("Reminder: your answer is due soon"),
+    "marked_away": lazy_gettext(
+        "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
+        " you. Any move of yours brings you back."
+    ),
 }
 """The sentence of outbox rows whose kind says it all (``imtheboss.web.notify``)."""
 

@@ -121,7 +121,7 @@ def _hand_shown(page: str) -> list[str]:
 
 
 def _marker(page: str) -> int | None:
-    found = re.search(r'has-marker[^"]*">\s*<div class="sp-head"><span class="sp-no">(\d+)', page)
+    found = re.search(r'<g class="sp[^"]* has-marker[^"]*" id="space-(\d+)"', page)
     return int(found.group(1)) if found else None
 
 

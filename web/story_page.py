@@ -1,0 +1,67 @@
+"""The story page, ``/g/<gid>/story``: the history grouped as a story (``imtheboss.web.threads``):
+the start, each negotiation as threads per provider and letter with its cards, windows,
+lineup, returned family cards and payouts, the end roll, and the end. Oldest first, with a
+jump to now. Reads the whole event log once; shows only what the viewing seat could see (A8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Flask, render_template
+from flask_babel import lazy_gettext
+from imtheboss.web import display, negotiations, pages, story, threads
+from imtheboss.web.service import load_state, require_confirmed
+
+bp = Blueprint("story", __name__)
+
+OUTCOMES = {
+    "open": lazy_gettext("still open"),
+    "agreed": lazy_gettext("agreed"),
+    "rejected": lazy_gettext("rejected"),
+    "withdrawn": lazy_gettext("withdrawn"),
+    "lapsed": lazy_gettext("lapsed"),
+}
+FILLED_BY = {
+    "investor": lazy_gettext("%(letter)s: the investor card of %(player)s"),
+    "family": lazy_gettext("%(letter)s: %(card)s of %(player)s"),
+}
+
+
+def register(app: Flask) -> None:
+    """Add the story blueprint to ``app`` (called by ``web.create_app``)."""
+    app.register_blueprint(bp)
+
+
+@bp.get("/g/<gid>/story")
+def story_page(gid: str) -> str:
+    """The story of the game so far as the viewer may read it."""
+    game, seat, admin = pages._viewer(gid)
+    require_confirmed(game)
+    state = load_state(game)
+    ctx = pages._frame(game, seat, admin, state)
+    told = threads.story(negotiations.records(gid), seat)
+    players, tz = ctx["players"], ctx["tz"]
+
+    def say(line: threads.Line) -> str:
+        return story.render(line.msg, players, tz)
+
+    ctx.update(
+        told=told,
+        say=say,
+        words=story.card_words,
+        outcomes=OUTCOMES,
+        filled=lambda f: _filled(f, players),
+        fail_reasons=display.FAIL_REASONS,
+    )
+    return render_template("story.html", **ctx)
+
+
+def _filled(f: threads.Filled, players: list[str]) -> str:
+    text = FILLED_BY.get(f.kind, FILLED_BY["investor"])
+    params: dict[str, Any] = {
+        "letter": story.card_words(f.letter),
+        "player": players[f.seat],
+        "card": story.card_words(f.card),
+    }
+    return str(text) % params
