@@ -49,6 +49,7 @@ SETTINGS = {
     "commands": "RATELIMIT_COMMANDS",
     "chat": "RATELIMIT_CHAT",
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
+    "mail_replies": "RATELIMIT_MAIL_REPLIES",
 }
 NEW_GAME_ENDPOINTS = ("pages.new_game", "api.create")
 SECRET_ENDPOINTS = (

@@ -22,6 +22,7 @@ from imtheboss.web import display, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
+from imtheboss.web.reply_mail import reply_way
 from imtheboss.web.service import now_utc, seats_of
 from imtheboss.worker.smtp import MailFailure
 
@@ -92,8 +93,11 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
         "row_text": story.row_text,
+        "reply": reply_way(game, seat, rows, g.locale),
     }
     msg = _message(subject, seat.email)
+    if context["reply"] is not None:
+        msg["Reply-To"] = context["reply"].address
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
