@@ -41,6 +41,7 @@ ABOUT = {
     "deal_closed": _l("a deal closed"),
     "deal_failed": _l("a deal failed"),
     "game_over": _l("the game is over"),
+    "reply_answer": _l("the answer to a reply by mail"),
 }
 
 # Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
