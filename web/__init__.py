@@ -157,6 +157,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.links",
         "imtheboss.web.orders_page",
         "imtheboss.web.replay",
+        "imtheboss.web.operator_replies",
     ):
         try:
             module = importlib.import_module(name)

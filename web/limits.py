@@ -60,6 +60,7 @@ SECRET_ENDPOINTS = (
     "links.confirm",
     "links.operator_mail",
     "links.operator_sign_in",
+    "operator_replies.reply",
     "api.game_view",
     "api.events",
     "api.join",
