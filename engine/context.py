@@ -31,7 +31,8 @@ class Ctx:
     ``mark`` (set with ``marked``) goes into the data of every event emitted meanwhile: ``{"order":
     True}`` while a seat's standing order acts (A10), ``{"proxy": True}`` while the server plays
     for an away seat (A11). In a game with the away proxy, the first event a seat's own command
-    emits carries the command's time (``"at"``): the state keeps each seat's last own act."""
+    emits carries the command's time (``"at"``): the state keeps each seat's last own act. A
+    command sent by mail (``Command.via``) marks its own events ``{"via": "mail"}``."""
 
     def __init__(self, state: GameState, command: Command) -> None:
         self.s = state.clone()
@@ -42,14 +43,12 @@ class Ctx:
         self._stamped = False
 
     def emit(self, type_: str, data: dict[str, Any], by: int | None = None) -> None:
+        own = not self.mark and by is not None and by == self.cmd.by
         if self.mark:
             data = {**data, **self.mark}
-        elif (
-            by is not None
-            and by == self.cmd.by
-            and not self._stamped
-            and self.s.options.proxy_hours
-        ):
+        elif own and self.cmd.via:
+            data = {**data, "via": self.cmd.via}  # metadata: no rule reads it
+        if own and not self._stamped and self.s.options.proxy_hours:
             data = {**data, "at": format_time(self.at)}
             self._stamped = True
         event = Event(type_, data, by)

@@ -82,12 +82,15 @@ __all__ = ["COMMANDS", "MAX_CHAT", "MAX_PRICE", "Command", "decide", "decide_sta
 class Command:
     """One input. ``do`` names it (docs/scenarios.md table), ``by`` is the seat (``None`` for
     ``timeout``), ``args`` its arguments (cards by name, seats by index, prices as
-    ``{"cash": M}``/``{"shares": n}``), ``at`` an aware UTC datetime."""
+    ``{"cash": M}``/``{"shares": n}``), ``at`` an aware UTC datetime. ``via``: how the seat sent
+    it (``""``: a page or the API; ``"mail"``: a reply to a mail), metadata no rule reads: it
+    marks the command's own events (``"via"`` in their data) so the history can say so."""
 
     do: str
     by: int | None
     args: dict[str, Any] = field(default_factory=dict)
     at: datetime | None = None
+    via: str = ""
 
 
 def decide(state: GameState, command: Command) -> list[Event]:

@@ -34,20 +34,22 @@ class Message:
     """``id`` names the sentence (``"rolled"``, ``"offer"``...); ``params`` fill it (see the
     module docstring for their kinds); ``by_order``/``by_proxy``: the seat's own standing
     orders made the event (seen by that seat only, A10) or the server played for an away seat
-    (A11)."""
+    (A11); ``by_mail``: the seat made it by replying to a mail."""
 
     id: str
     params: dict[str, Any] = field(default_factory=dict)
     by_order: bool = False
     by_proxy: bool = False
+    by_mail: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """``{"id", "params", "by_order", "by_proxy"}`` (for notification rows)."""
+        """``{"id", "params", "by_order", "by_proxy", "by_mail"}`` (for notification rows)."""
         return {
             "id": self.id,
             "params": self.params,
             "by_order": self.by_order,
             "by_proxy": self.by_proxy,
+            "by_mail": self.by_mail,
         }
 
     @classmethod
@@ -57,7 +59,11 @@ class Message:
 
 
 def _flags(data: dict[str, Any]) -> dict[str, bool]:
-    return {"by_order": bool(data.get("by_order")), "by_proxy": bool(data.get("by_proxy"))}
+    return {
+        "by_order": bool(data.get("by_order")),
+        "by_proxy": bool(data.get("by_proxy")),
+        "by_mail": bool(data.get("by_mail")),
+    }
 
 
 def message(event: Event, seat: int | None = None) -> Message:
@@ -67,7 +73,8 @@ def message(event: Event, seat: int | None = None) -> Message:
     if make is None:
         return Message("unknown", {"kind": d["type"]})
     msg_id, params = make(d, event.by)
-    return Message(msg_id, params, bool(d.get("order")), bool(d.get("proxy")))
+    by_mail = d.get("via") == "mail"
+    return Message(msg_id, params, bool(d.get("order")), bool(d.get("proxy")), by_mail)
 
 
 def _cards(value: Any) -> Any:

@@ -167,6 +167,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.board_svg",
         "imtheboss.web.served",
         "imtheboss.web.story_page",
+        "imtheboss.web.operator_replies",
     ):
         try:
             module = importlib.import_module(name)

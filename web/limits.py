@@ -54,6 +54,7 @@ SETTINGS = {
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
     "sign_in": "RATELIMIT_SIGN_IN",
     "sign_in_address": "RATELIMIT_SIGN_IN_ADDRESS",
+    "mail_replies": "RATELIMIT_MAIL_REPLIES",
 }
 NEW_GAME_ENDPOINTS = ("pages.new_game", "api.create")
 SECRET_ENDPOINTS = (
@@ -64,6 +65,7 @@ SECRET_ENDPOINTS = (
     "links.confirm",
     "links.operator_mail",
     "links.operator_sign_in",
+    "operator_replies.reply",
     "api.game_view",
     "api.events",
     "api.join",

@@ -152,10 +152,8 @@ def _operator_allowed() -> bool:
         return False
 
 
-@bp.get("/operator/mail")
-def operator_mail():
-    """The local outbox (no SMTP configured): for the operator only (``_operator_allowed``).
-    Raises ``ServiceError`` 403."""
+def require_operator() -> None:
+    """Raises ``ServiceError`` 403 unless the request is the operator's (``_operator_allowed``)."""
     if not _operator_allowed():
         raise ServiceError(
             403,
@@ -166,6 +164,14 @@ def operator_mail():
                 url=url_for("links.operator_sign_in"),
             ),
         )
+
+
+@bp.get("/operator/mail")
+def operator_mail():
+    """The local outbox (no SMTP configured): for the operator only (``require_operator``);
+    a mail that asks something has a form to paste a reply (``imtheboss.web.operator_replies``).
+    Raises ``ServiceError`` 403."""
+    require_operator()
     mails = (
         db.session.execute(select(OutboxMail).order_by(OutboxMail.id.desc()).limit(200))
         .scalars()

@@ -46,6 +46,7 @@ ABOUT = {
     "game_over": _l("the game is over"),
     "played_for": _l("the server played for you"),
     "marked_away": _l("you are marked away"),
+    "reply_answer": _l("the answer to a reply by mail"),
 }
 
 # Kinds that want an answer yet are batched like news (never held for a daily digest, mailed

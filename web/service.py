@@ -495,9 +495,10 @@ def submit(
     command: dict[str, Any],
     idempotency_key: str,
     now: datetime | None = None,
+    via: str = "",
 ) -> SubmitResult:
     """Decide and store one command of ``seat`` (``None``: the server's own, ``timeout`` and
-    ``extend``).
+    ``extend``); ``via`` ``"mail"`` marks it as sent by a reply to a mail (``Command.via``).
 
     One transaction with the game row locked. Raises ``ServiceError``: 404 unknown game, 400
     malformed command or key, 409 the game is paused or over, or the rules refused it (the
@@ -516,13 +517,13 @@ def submit(
             f"an idempotency key is 1 to {MAX_KEY} characters, with no control characters",
         )
     try:
-        result = _submit(game_id, seat, command, idempotency_key, now)
+        result = _submit(game_id, seat, command, idempotency_key, now, via)
     except ServiceError:
         db.session.rollback()
         raise
     except IntegrityError:  # a concurrent duplicate key on a database without row locks
         db.session.rollback()
-        result = _submit(game_id, seat, command, idempotency_key, now)
+        result = _submit(game_id, seat, command, idempotency_key, now, via)
     except BaseException:
         db.session.rollback()
         raise
@@ -531,7 +532,7 @@ def submit(
     return result
 
 
-def _submit(game_id, seat, command, key, now) -> SubmitResult:
+def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
     """One try of ``submit``. The key is checked by the unique constraint of the command's own
     insert (``store.write_command``), not by a read before it; a command refused before that
     insert is looked up as a repeat first (``_repeated``: a repeat is answered as such, even
@@ -543,7 +544,7 @@ def _submit(game_id, seat, command, key, now) -> SubmitResult:
         if game.status == "paused":
             raise ServiceError(409, "paused", "the game is paused by its organiser")
         at = now or now_utc()
-        cmd = parse_command(seat, command, at)
+        cmd = replace(parse_command(seat, command, at), via=via)
         before = _locked_state(game, tail, held)
         try:
             events, state = decide_state(before, cmd)

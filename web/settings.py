@@ -70,6 +70,26 @@ class Settings(BaseSettings):
     sign_in_link_seconds: int = Field(900, ge=60, le=86400)  # a sign-in link lasts this long
     sign_in_grace_seconds: int = Field(60, ge=0, le=600)  # a double click of a used link
 
+    # -- replies to mail (imtheboss.web.reply_address, docs/mail-replies.md)
+    # Mail that asks something carries Reply-To: <MAIL_REPLY_LOCAL>+<token>@<MAIL_DOMAIN>;
+    # None: on in the embedded default (replies are pasted on the outbox page), off elsewhere.
+    mail_replies: bool | None = None
+    mail_reply_local: str = Field("play", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$")
+    # The authserv-id of the relay whose Authentication-Results are trusted: a DKIM, SPF or
+    # DMARC "fail" in such a header refuses the reply. Empty: the header is not read.
+    mail_reply_auth_servid: str = ""
+    mail_inbound_host: str = "127.0.0.1"  # the inbound SMTP receiver (the Procfile's mail:)
+    mail_inbound_port: int = Field(2525, ge=1, le=65535)
+    mail_inbound_max_bytes: int = Field(10_000_000, ge=10_000)  # bigger mail is refused at DATA
+    imap_host: str = ""  # a mailbox to poll for replies (hosted mail); empty: none
+    imap_port: int = Field(0, ge=0, le=65535)  # 0: 993 with IMAP_SSL, else 143
+    imap_user: str = ""
+    imap_password: str = ""
+    imap_ssl: bool = True
+    imap_starttls: bool = False
+    imap_folder: str = "INBOX"
+    imap_poll_seconds: float = Field(60.0, gt=0)  # without IDLE, or between IDLE renewals
+
     # -- the worker
     sweep_seconds: float = Field(5.0, gt=0)
     deadline_stale_seconds: float = Field(30.0, gt=0)
@@ -99,6 +119,7 @@ class Settings(BaseSettings):
     ratelimit_bad_secrets: str = "30 per hour; 100 per day"  # wrong links and tokens
     ratelimit_sign_in: str = "10 per hour; 30 per day"  # sign-in links asked for
     ratelimit_sign_in_address: str = "5 per hour; 10 per day"  # per address asked for
+    ratelimit_mail_replies: str = "30 per hour; 200 per day"  # replies read, per sender address
 
     @field_validator(
         "ratelimit_new_games",
@@ -108,6 +129,7 @@ class Settings(BaseSettings):
         "ratelimit_bad_secrets",
         "ratelimit_sign_in",
         "ratelimit_sign_in_address",
+        "ratelimit_mail_replies",
     )
     @classmethod
     def _limit_notation(cls, value: str) -> str:
@@ -197,4 +219,6 @@ class Settings(BaseSettings):
         config["SMTP_PORT"] = self.smtp_port or (465 if self.smtp_ssl else 25)
         config["RATELIMIT_STORAGE_URI"] = self.redis_url or "memory://"
         config["RATELIMIT_ENABLED"] = self.ratelimit_enabled
+        config["MAIL_REPLIES"] = self.embedded if self.mail_replies is None else self.mail_replies
+        config["IMAP_PORT"] = self.imap_port or (993 if self.imap_ssl else 143)
         return config

@@ -179,6 +179,8 @@ def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
         return text + " · " + _("by your standing orders")
     if msg.by_proxy:
         return text + " · " + _("played by the server for a player away too long")
+    if msg.by_mail:
+        return text + " · " + _("by mail")
     return text
 
 

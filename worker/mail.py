@@ -22,7 +22,9 @@ from imtheboss.web import display, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
+from imtheboss.web.reply_mail import reply_way
 from imtheboss.web.service import now_utc, seats_of
+from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
@@ -92,8 +94,11 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
         "row_text": story.row_text,
+        "reply": reply_way(game, seat, rows, g.locale),
     }
     msg = _message(subject, seat.email)
+    if context["reply"] is not None:
+        msg["Reply-To"] = context["reply"].address
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
@@ -124,6 +129,8 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     title, not the names), since nobody has confirmed that address yet. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     Raises ``ValueError`` for another kind."""
+    if row.kind == "reply_answer":
+        return compose_answer(game, row, _message, _parts)
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":

@@ -1,0 +1,96 @@
+"""Reply mails as real clients write them, as raw bytes: plain or HTML-only, quoted below or
+above, ``format=flowed``, GBK and Big5 bodies, signatures and mobile footers (the corpus test,
+the receiver tests and the end-to-end game use them)."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from email.utils import format_datetime, make_msgid
+
+ORIGINAL = (
+    "Hello Amy,\n\n- Bill played a travel card on Cashman.\n\nYour answer is due by Tue 1 Dec"
+    " 16:00 UTC.\n\nYou can also answer by replying to this mail: write one of these on the"
+    " first line.\n  allow\n  stop\n  chat: …\n--\nFriday on I'm the Boss!"
+)
+
+
+def quoted(text: str = ORIGINAL) -> str:
+    """``text`` quoted with ``>`` as plain-text clients do."""
+    return "\n".join("> " + line if line else ">" for line in text.splitlines())
+
+
+def raw_mail(
+    body: str,
+    *,
+    to: str = "play+token@boss.example.org",
+    sender: str = "amy@example.org",
+    charset: str = "utf-8",
+    subtype: str = "plain",
+    flowed: bool = False,
+    encoding: str = "base64",
+    headers: dict[str, str] | None = None,
+    message_id: str | None = None,
+    in_reply_to: str | None = None,
+) -> bytes:
+    """One single-part mail to ``to`` from ``sender``, its body encoded in ``charset`` (a codec
+    name; the label written is ``charset`` too) with ``encoding`` (``base64``, ``8bit``)."""
+    params = "; format=flowed; delsp=yes" if flowed else ""
+    lines = [
+        f"From: {sender}",
+        f"To: {to}",
+        "Subject: Re: [I'm the Boss!] Friday: a card waits for your answer",
+        f"Date: {format_datetime(datetime(2026, 12, 1, 15, 0, tzinfo=UTC))}",
+        f"Message-ID: {message_id or make_msgid(domain='client.example.org')}",
+        "MIME-Version: 1.0",
+        f"Content-Type: text/{subtype}; charset={charset}{params}",
+        f"Content-Transfer-Encoding: {encoding}",
+    ]
+    if in_reply_to:
+        lines += [f"In-Reply-To: {in_reply_to}", f"References: {in_reply_to}"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    data = body.replace("\n", "\r\n").encode(charset)
+    payload = base64.encodebytes(data) if encoding == "base64" else data
+    return "\r\n".join(lines).encode() + b"\r\n\r\n" + payload
+
+
+def multipart_mail(plain: str, html: str, **kw) -> bytes:
+    """A multipart/alternative reply (plain and HTML, UTF-8), as most clients send."""
+    head = raw_mail("", **kw).split(b"\r\n\r\n")[0].decode()
+    head = "\r\n".join(
+        line
+        for line in head.split("\r\n")
+        if not line.startswith(("Content-Type", "Content-Transfer-Encoding"))
+    )
+    boundary = "==b0und4ry=="
+    parts = []
+    for subtype, text in (("plain", plain), ("html", html)):
+        data = base64.encodebytes(text.replace("\n", "\r\n").encode()).decode()
+        parts.append(
+            f"--{boundary}\r\nContent-Type: text/{subtype}; charset=utf-8\r\n"
+            f"Content-Transfer-Encoding: base64\r\n\r\n{data}"
+        )
+    body = "\r\n".join(parts) + f"\r\n--{boundary}--\r\n"
+    head += f'\r\nContent-Type: multipart/alternative; boundary="{boundary}"'
+    return (head + "\r\n\r\n" + body).encode()
+
+
+def gmail_html(answer: str, original: str = ORIGINAL) -> str:
+    """An HTML-only body as Gmail writes it: the answer in a div, the original in a
+    ``gmail_quote`` blockquote."""
+    escaped = original.replace("&", "&amp;").replace("<", "&lt;").replace("\n", "<br>")
+    return (
+        f'<div dir="ltr">{answer}</div><br><div class="gmail_quote"><div dir="ltr"'
+        ' class="gmail_attr">On Tue, 1 Dec 2026 at 15:00, I&#39;m the Boss! &lt;boss@example.org'
+        f'&gt; wrote:<br></div><blockquote class="gmail_quote">{escaped}</blockquote></div>'
+    )
+
+
+def outlook_html(answer: str) -> str:
+    """An HTML body as Outlook writes it: the answer, a rule, the original's header block."""
+    return (
+        "<html><head><style>p{margin:0}</style></head><body><div><p>"
+        f'{answer}</p></div><hr style="display:inline-block;width:98%"><div id="divRplyFwdMsg">'
+        "<b>From:</b> I'm the Boss!<br><b>Sent:</b> Tuesday</div><div>allow stop</div>"
+        "</body></html>"
+    )

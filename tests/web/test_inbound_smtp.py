@@ -1,0 +1,116 @@
+"""The inbound SMTP receiver as the Procfile's ``mail:`` line starts it, spoken to with
+smtplib over a real socket: a reply becomes the move; only our reply addresses pass ``RCPT``;
+a 30 MB mail is refused at the SMTP level (at ``MAIL FROM`` when its size is announced, at
+the end of ``DATA`` when not) and changes nothing."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import smtplib
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers_replies import quoted, raw_mail
+from helpers_reply import REPLY_CONFIG, answers, asked
+from helpers_wait import free_port, wait_for
+from imtheboss.web.service import get_game, load_events
+
+ROOT = Path(__file__).resolve().parents[2]
+THIRTY_MB = 30 * 1024 * 1024
+
+
+@pytest.fixture
+def app_config():
+    return REPLY_CONFIG
+
+
+def _procfile_mail() -> list[str]:
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        kind, _, command = line.partition(":")
+        if kind.strip() == "mail":
+            return shlex.split(command.strip())
+    raise AssertionError("the Procfile has no mail: line")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture
+def receiver(app, tmp_path):
+    """The receiver process on a free port, on the tests' database."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "SECRET_KEY": app.config["SECRET_KEY"],
+        "BASE_URL": app.config["BASE_URL"],
+        "MAIL_DOMAIN": REPLY_CONFIG["MAIL_DOMAIN"],
+        "MAIL_REPLIES": "1",
+        "MAIL_INBOUND_PORT": str(port),
+        "MAIL_INBOUND_MAX_BYTES": str(10_000_000),
+        "RATELIMIT_ENABLED": "0",
+        "IMTHEBOSS_INSTANCE": str(tmp_path),
+    }
+    env.pop("REDIS_URL", None)
+    command = _procfile_mail()
+    command[0] = sys.executable if command[0] == "python" else command[0]
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: _listening(port) or process.poll() is not None, what="the receiver")
+        assert process.poll() is None, process.stderr.read().decode()
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
+    a = asked(app)
+    with app.app_context():
+        before = get_game(a.game_id).last_seq
+    raw = raw_mail("place 6\n\n" + quoted(), to=a.address, sender=a.email)
+    with smtplib.SMTP("127.0.0.1", receiver, timeout=30) as client:
+        client.sendmail(a.email, [a.address], raw)
+
+    def moved():
+        with app.app_context():
+            return [e for e in load_events(a.game_id, before) if e.type == "marker_placed"]
+
+    [event] = wait_for(moved, what="the move")
+    assert event.data["space"] == 6 and event.data["via"] == "mail"
+    wait_for(lambda: answers(app), what="the answer")
+
+
+def test_only_our_reply_addresses_pass_rcpt(app, receiver) -> None:
+    with smtplib.SMTP("127.0.0.1", receiver, timeout=30) as client:
+        client.ehlo()
+        client.mail("amy@example.org")
+        assert client.rcpt("boss@elsewhere.example.org")[0] == 550
+        assert client.rcpt("play@boss.example.org")[0] == 550  # no token: not a reply address
+        assert client.rcpt("play+x.1.a.-.b@boss.example.org")[0] == 250  # checked after DATA
+
+
+def test_a_30_mb_mail_is_refused_at_the_smtp_level(app, receiver) -> None:
+    a = asked(app)
+    big = raw_mail("place 6\n\n" + "x" * 76 + "\n", to=a.address, sender=a.email, encoding="8bit")
+    big += b"y" * 76 + b"\r\n"
+    big = big + (b"z" * 998 + b"\r\n") * (THIRTY_MB // 1000)
+    with smtplib.SMTP("127.0.0.1", receiver, timeout=120) as client:
+        with pytest.raises(smtplib.SMTPSenderRefused) as announced:
+            client.sendmail(a.email, [a.address], big)  # smtplib announces SIZE=
+        assert announced.value.smtp_code == 552
+    with smtplib.SMTP("127.0.0.1", receiver, timeout=120) as client:
+        client.ehlo()
+        assert client.mail(a.email)[0] == 250  # no SIZE given
+        assert client.rcpt(a.address)[0] == 250
+        code, _message = client.data(big)
+        assert code == 552
+    with app.app_context():
+        assert [e.type for e in load_events(a.game_id)].count("marker_placed") == 0
+    assert answers(app) == []

@@ -1,0 +1,65 @@
+"""Reply words become only the commands ``legal_commands`` offers the seat now: in every state
+of whole bot games, each word a mail would show gives a command the rules accept, a word for
+no legal move is "not now", and a word that fits several moves is never guessed. Pure."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from imtheboss.engine.errors import RuleError
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.simulate import START, simulate
+from imtheboss.engine.state import GameState
+from imtheboss.web.reply_choices import ORDER, choices, command_for, verbs_that_work
+from imtheboss.web.reply_words import Reading
+
+SECOND = timedelta(seconds=1)
+ARGS = {"offer": {"price": {"cash": 3}}, "chat": {"text": "hi"}}
+
+
+def _reading(verb: str, state: GameState, seat: int) -> Reading:
+    if verb == "place":
+        space = min((c["space"] for c in choices(state, seat).get("place", [])), default=0)
+        return Reading("place", space=space)
+    extra = ARGS.get(verb, {})
+    return Reading(verb, price=extra.get("price"), text=extra.get("text"))
+
+
+def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
+    seen: set[str] = set()
+    several: set[str] = set()
+
+    def check(state: GameState, at: datetime) -> None:
+        for seat in range(state.n):
+            working = verbs_that_work(state, seat)
+            for verb in ORDER:
+                choice = command_for(_reading(verb, state, seat), state, seat)
+                if verb in working:
+                    assert choice.command is not None, (verb, choice)
+                    args = {k: v for k, v in choice.command.items() if k != "do"}
+                    try:
+                        decide(state, Command(choice.command["do"], seat, args, at))
+                    except RuleError as exc:  # pragma: no cover - the assertion says which
+                        raise AssertionError((verb, choice.command, exc.code)) from None
+                    seen.add(verb)
+                elif verb in choices(state, seat):
+                    assert choice.problem == "several"
+                    several.add(verb)
+                else:
+                    assert choice.problem == "not_now", (verb, choice)
+
+    for seed in range(6):
+        simulate(
+            4,
+            seed,
+            bots="mixed",
+            on_start=lambda state: check(state, START),
+            observer=lambda state, command, _events: check(state, command.at + SECOND),
+        )
+    assert {"allow", "stop", "pass", "accept", "roll", "draw", "deal", "close", "fail"} <= seen
+    assert {"offer", "place", "chat", "reject"} <= seen | several
+
+
+def test_unclear_and_several_are_not_guessed() -> None:
+    game = simulate(3, 1, max_commands=10_000)
+    assert command_for(None, game.state, 0).problem == "unclear"

@@ -1,0 +1,74 @@
+"""Replies pasted on the operator's outbox page (``/operator/mail``): the embedded default's way
+in for replies, so playing by mail needs no mail server. Each kept mail that has a reply
+address gets a form; its post is made into the mail a client would send (from the mail's
+recipient, to its ``Reply-To``, threaded on it, the original quoted) and applied like any
+other reply (``imtheboss.web.reply_apply``).
+
+Route: ``POST /operator/mail/<id>/reply`` (the operator only, CSRF), then 303 back to the
+outbox with the outcome.
+"""
+
+from __future__ import annotations
+
+from email import message_from_string
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from email.utils import format_datetime, make_msgid
+
+from flask import Blueprint, Flask, abort, current_app, redirect, request, url_for
+from imtheboss.web.links import require_operator
+from imtheboss.web.models import OutboxMail, db
+from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.service import now_utc
+
+bp = Blueprint("operator_replies", __name__)
+MAX_BODY = 20_000  # characters of a pasted reply
+
+
+def reply_to_of(mail: OutboxMail) -> str:
+    """The ``Reply-To`` of a kept mail (``""``: it asks nothing)."""
+    return str(message_from_string(mail.message, policy=default_policy).get("Reply-To", ""))
+
+
+def pasted_reply(mail: OutboxMail, text: str) -> bytes:
+    """The mail a client would send answering ``mail`` with ``text`` above the quoted
+    original."""
+    original = message_from_string(mail.message, policy=default_policy)
+    plain = original.get_body(("plain",))
+    quoted = "\n".join("> " + line for line in (plain.get_content() if plain else "").splitlines())
+    reply = EmailMessage(policy=default_policy)
+    reply["From"] = mail.to
+    reply["To"] = str(original.get("Reply-To", ""))
+    reply["Subject"] = "Re: " + str(original.get("Subject", ""))
+    reply["Date"] = format_datetime(now_utc())
+    reply["Message-ID"] = make_msgid(domain="operator.local")
+    msgid = str(original.get("Message-ID", ""))
+    if msgid:
+        reply["In-Reply-To"] = msgid
+        reply["References"] = msgid
+    reply.set_content(f"{text}\n\n{quoted}\n")
+    return bytes(reply)
+
+
+@bp.post("/operator/mail/<int:mail_id>/reply")
+def reply(mail_id: int):
+    """Apply the pasted reply to kept mail ``mail_id``. Raises ``ServiceError`` 403 for anyone
+    but the operator; 404 for an unknown mail or one without a reply address."""
+    require_operator()
+    mail = db.session.get(OutboxMail, mail_id)
+    if mail is None or not reply_to_of(mail):
+        abort(404)
+    text = request.form.get("body", "").strip()[:MAX_BODY]
+    outcome = apply_reply(pasted_reply(mail, text))
+    current_app.logger.info(
+        "pasted reply to mail %s: %s %s", mail_id, outcome.status, outcome.reason
+    )
+    return redirect(
+        url_for("links.operator_mail", replied=outcome.status, why=outcome.reason), code=303
+    )
+
+
+def register(app: Flask) -> None:
+    """Add the route, and ``reply_to_of`` for the outbox template."""
+    app.jinja_env.globals["reply_to_of"] = reply_to_of
+    app.register_blueprint(bp)

@@ -1,0 +1,92 @@
+"""The signed reply address of a decision: ``<MAIL_REPLY_LOCAL>+<token>@<MAIL_DOMAIN>``.
+
+The token names the game, the seat, a fingerprint of the seat's current token and, where there
+is one, the window the mail asks about: ``<game>.<seat>.<fingerprint>.<window>.<signature>``
+(itsdangerous ``Signer``, its own salt). The address is the capability: a reply to it acts for
+that seat. Rotating the seat's token (admin "resend invitation") kills every older address; a
+window that ended makes its address answer "that window ended". The token is short enough for a
+64-character local part (RFC 5321) and uses only the characters of a dot-atom.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flask import current_app
+from imtheboss.web.models import Seat
+from itsdangerous import BadSignature, Signer
+
+SALT = "reply-address"
+FINGERPRINT = 8  # hex characters of the seat's token hash
+WINDOW = re.compile(r"w[0-9]{1,6}")
+GAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
+
+
+class BadReplyAddress(ValueError):
+    """The address is not one of ours, or its signature does not hold."""
+
+
+@dataclass(frozen=True)
+class ReplyTicket:
+    """What a reply address names: ``game_id``, ``seat`` (index), ``fingerprint`` (the first
+    ``FINGERPRINT`` hex characters of the seat's token hash when it was made), ``window`` (a
+    window id such as ``w12``, or ``""``)."""
+
+    game_id: str
+    seat: int
+    fingerprint: str
+    window: str
+
+    def matches(self, seat: Seat) -> bool:
+        """Whether ``seat`` still has the token this address was made for."""
+        return seat.token_hash[:FINGERPRINT] == self.fingerprint
+
+
+def _signer() -> Signer:
+    return Signer(current_app.config["SECRET_KEY"], salt=SALT)
+
+
+def reply_token(game_id: str, seat: Seat, window: str = "") -> str:
+    """The signed token of ``seat``'s decision in ``game_id`` (``window``: its id, or ``""``)."""
+    payload = f"{game_id}.{seat.seat_index}.{seat.token_hash[:FINGERPRINT]}.{window or '-'}"
+    return _signer().sign(payload).decode()
+
+
+def reply_address(game_id: str, seat: Seat, window: str = "") -> str:
+    """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``)."""
+    config = current_app.config
+    token = reply_token(game_id, seat, window)
+    return f"{config['MAIL_REPLY_LOCAL']}+{token}@{config['MAIL_DOMAIN']}"
+
+
+def is_ours(address: str) -> bool:
+    """Whether ``address`` (``local@domain``) is a reply address of this server: our
+    ``MAIL_REPLY_LOCAL`` with a ``+`` tag, at our ``MAIL_DOMAIN`` (domains compared without
+    case). Says nothing of the signature."""
+    local, at, domain = address.strip().strip("<>").rpartition("@")
+    config = current_app.config
+    head, plus, tag = local.partition("+")
+    return bool(
+        at
+        and plus
+        and tag
+        and head.lower() == config["MAIL_REPLY_LOCAL"].lower()
+        and domain.lower().rstrip(".") == config["MAIL_DOMAIN"].lower()
+    )
+
+
+def read_address(address: str) -> ReplyTicket:
+    """The ticket a reply address carries. Raises ``BadReplyAddress`` when the address is not
+    ours or its token was tampered with (or signed with another key)."""
+    if not is_ours(address):
+        raise BadReplyAddress("not a reply address of this server")
+    token = address.strip().strip("<>").rpartition("@")[0].partition("+")[2]
+    try:
+        payload = _signer().unsign(token).decode()
+    except BadSignature:
+        raise BadReplyAddress("the token's signature does not hold") from None
+    game_id, seat, fingerprint, window = payload.split(".")
+    if not GAME.fullmatch(game_id) or not seat.isdigit():  # pragma: no cover - we signed it
+        raise BadReplyAddress("malformed token")
+    return ReplyTicket(game_id, int(seat), fingerprint, "" if window == "-" else window)

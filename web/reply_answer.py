@@ -1,0 +1,85 @@
+"""The answer to a reply: an outbox row to the seat's address (``reply_answer``), threaded on
+the reply (``In-Reply-To``, ``References``), saying what was done or why nothing was, rendered
+in the seat's language when the worker composes it (``imtheboss.worker.reply_answer_mail``).
+
+Written once per reply (its ``dedupe_key`` holds the reply's key): a mail delivered twice is
+answered once.
+"""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from typing import Any
+
+from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.service import _after_commit, now_utc
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+KIND = "reply_answer"
+# What an answer can say (``Notification.body["answer"]``).
+ANSWERS = ("done", "unclear", "not_now", "several", "window_ended", "outdated", "refused", "over")
+
+
+def thread_of(message: EmailMessage) -> dict[str, str]:
+    """The threading headers an answer to ``message`` takes: ``in_reply_to`` (its Message-ID),
+    ``references`` (its References and Message-ID), ``subject`` (``Re:`` once)."""
+    msgid = str(message.get("Message-ID", "")).strip()
+    refs = " ".join(str(message.get("References", "")).split() + ([msgid] if msgid else []))
+    subject = " ".join(str(message.get("Subject", "")).split())[:200]
+    if subject and not subject.lower().startswith("re:"):
+        subject = "Re: " + subject
+    return {"in_reply_to": msgid, "references": refs[-900:], "subject": subject}
+
+
+def answer(
+    game_id: str,
+    seat: Seat,
+    key: str,
+    said: str,
+    thread: dict[str, str],
+    **details: Any,
+) -> bool:
+    """Write the answer ``said`` (one of ``ANSWERS``) to ``seat``'s reply with idempotency
+    ``key``, commit and tell the worker. ``details``: ``line`` (what was read), ``messages``
+    (the events done, as messages), ``refusal`` (``{"code", "message"}``), ``window``. Returns
+    ``False`` when this reply was answered before (nothing is written)."""
+    dedupe = f"{game_id}:-1:{KIND}:{seat.seat_index}:{key}"[:160]
+    if db.session.execute(select(Notification.id).where(Notification.dedupe_key == dedupe)).first():
+        db.session.rollback()
+        return False
+    body = {
+        "answer": said,
+        "for_seat": seat.seat_index,
+        "locale": seat.locale,
+        **thread,
+        **details,
+    }
+    db.session.add(
+        Notification(
+            game_id=game_id,
+            seat_index=-1,
+            to_email=seat.email,
+            kind=KIND,
+            body=body,
+            text=f"Answer to a reply by mail: {said}",
+            dedupe_key=dedupe,
+            urgent=True,
+            seq=0,
+            created_at=now_utc(),
+        )
+    )
+    try:
+        db.session.commit()
+    except IntegrityError:  # the same reply, answered meanwhile by another process
+        db.session.rollback()
+        return False
+    _after_commit(game_id)
+    return True
+
+
+def seat_row(game_id: str, seat_index: int) -> Seat | None:
+    """The seat ``seat_index`` of ``game_id``, or ``None``."""
+    return db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
+    ).scalar_one_or_none()

@@ -1,0 +1,158 @@
+"""Applying a reply: the one way a mail becomes a move, whichever way it came in (the inbound
+SMTP receiver, IMAP polling, the operator's outbox form).
+
+``apply_reply(raw, envelope_to, envelope_from)`` checks, in order: automatic mail (ignored, not
+answered), our reply address and its signature, the sender (``From`` must be the seat's
+address), a trusted relay's ``Authentication-Results`` (``MAIL_REPLY_AUTH_SERVID``), a reply
+seen before (its ``Message-ID`` is the command's idempotency key), the rate limit per sender
+(``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
+not known to be the seat's. Then the seat is answered in every case: the token outdated, the
+window ended, a line unclear, a move the rules refuse (nothing changes), or what was done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+
+from flask import current_app
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import awaiting
+from imtheboss.engine.windows import due_windows
+from imtheboss.web.limits import TooMany, command_spending, spending
+from imtheboss.web.models import CommandRecord, Seat, db
+from imtheboss.web.notify import _said
+from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
+from imtheboss.web.reply_answer import answer, seat_row, thread_of
+from imtheboss.web.reply_choices import command_for
+from imtheboss.web.reply_read import first_line
+from imtheboss.web.reply_screen import (
+    auth_failed,
+    automatic,
+    idempotency_key,
+    recipients,
+    sender,
+)
+from imtheboss.web.reply_words import understand
+from imtheboss.web.service import ServiceError, get_game, load_state, normal_email, submit
+from sqlalchemy import select
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a reply ended: ``status`` ``done`` (a move was made), ``answered`` (the seat was told
+    why nothing was done), ``duplicate`` (seen before: nothing), ``ignored`` (automatic mail,
+    or over the rate limit: nothing, no answer), ``refused`` (not ours, a bad token, another
+    sender, a forged one: nothing, no answer); ``reason`` says which."""
+
+    status: str
+    reason: str = ""
+
+
+def apply_reply(
+    raw: bytes, envelope_to: Iterable[str] = (), envelope_from: str | None = None
+) -> Outcome:
+    """Read the mail ``raw`` (its bytes as received) as a reply and act on it (see the module
+    docstring); ``envelope_to``/``envelope_from``: the SMTP envelope, when there is one. Needs
+    an app context; commits what it writes. Never raises for what a mail says."""
+    message = BytesParser(policy=policy.default).parsebytes(raw)
+    if automatic(message, envelope_from):
+        return Outcome("ignored", "automatic")
+    address = next((a for a in recipients(message, envelope_to) if is_ours(a)), None)
+    if address is None:
+        return Outcome("refused", "not_ours")
+    try:
+        ticket = read_address(address)
+    except BadReplyAddress:
+        return Outcome("refused", "bad_token")
+    seat = seat_row(ticket.game_id, ticket.seat)
+    if seat is None:
+        return Outcome("refused", "bad_token")
+    frm = sender(message)
+    if not _same_address(frm, seat.email):
+        return Outcome("refused", "other_address")
+    if auth_failed(message, current_app.config.get("MAIL_REPLY_AUTH_SERVID", "")):
+        return Outcome("refused", "auth_failed")
+    key = idempotency_key(message, raw)
+    if _seen(ticket.game_id, seat.seat_index, key):
+        return Outcome("duplicate")
+    try:
+        with spending("mail_replies", frm):
+            return _act(raw, message, ticket, seat, key)
+    except TooMany:
+        return Outcome("ignored", "rate_limited")
+
+
+def _same_address(frm: str, stored: str) -> bool:
+    """``frm`` (a From address) is the seat's ``stored`` address, without regard to case."""
+    if not frm:
+        return False
+    try:
+        frm = normal_email(frm)
+    except ValueError:
+        return False
+    return frm.lower() == stored.lower()
+
+
+def _seen(game_id: str, seat: int, key: str) -> bool:
+    """Whether the seat's command with ``key`` was taken before."""
+    found = db.session.execute(
+        select(CommandRecord.id).where(
+            CommandRecord.game_id == game_id,
+            CommandRecord.scope == seat,
+            CommandRecord.idempotency_key == key,
+        )
+    ).first()
+    db.session.rollback()
+    return found is not None
+
+
+def open_windows(state: GameState) -> set[str]:
+    """The ids of the windows open in ``state``."""
+    return {a["window"] for a in awaiting(state)} | {w.id for w in due_windows(state)}
+
+
+def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key: str) -> Outcome:
+    """The checks that are answered, then the move."""
+    thread = thread_of(message)
+    game_id = ticket.game_id
+
+    def told(said: str, **details) -> Outcome:
+        answer(game_id, seat, key, said, thread, **details)
+        return Outcome("answered", said)
+
+    if not ticket.matches(seat):
+        return told("outdated")
+    game = get_game(game_id)
+    if game.status != "active":
+        return told("over" if game.status == "over" else "refused", refusal=_status(game.status))
+    state = load_state(game)
+    db.session.rollback()
+    if ticket.window and ticket.window not in open_windows(state):
+        return told("window_ended", window=ticket.window)
+    line = first_line(raw)
+    choice = command_for(understand(line) if line else None, state, seat.seat_index)
+    if choice.command is None:
+        return told(choice.problem, line=(line or "")[:200])
+    try:
+        with command_spending(game_id, seat.seat_index, choice.command):
+            result = submit(game_id, seat.seat_index, choice.command, key, via="mail")
+    except TooMany:
+        return Outcome("ignored", "rate_limited")
+    except ServiceError as exc:
+        return told("refused", line=(line or "")[:200], refusal=exc.to_dict())
+    if result.duplicate:
+        return Outcome("duplicate")
+    said = [_said(event, seat.seat_index) for _seq, event in result.events]
+    answer(game_id, seat, key, "done", thread, line=(line or "")[:200], messages=said)
+    return Outcome("done")
+
+
+def _status(status: str) -> dict[str, str]:
+    """A refusal for a game that is not running."""
+    if status == "paused":
+        return {"code": "paused", "message": "the game is paused by its organiser"}
+    return {"code": "not_started", "message": "the game has not started yet"}

@@ -1,0 +1,84 @@
+"""From reply words to the engine's commands: only what ``legal_commands`` offers the seat now,
+and only when the word names one of them alone (two terms to accept, two cards to offer: the
+word is unclear, and nothing is guessed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import legal_commands
+from imtheboss.web.reply_words import Reading
+
+# reply verb -> the engine command it names
+VERB_COMMAND = {
+    "place": "place_marker",
+    "allow": "allow",
+    "stop": "stop",
+    "pass": "pass",
+    "accept": "accept",
+    "reject": "reject",
+    "offer": "offer",
+    "roll": "roll",
+    "draw": "draw",
+    "deal": "open_deal",
+    "fail": "fail",
+    "close": "close",
+    "chat": "chat",
+}
+ORDER = list(VERB_COMMAND)  # the order a mail lists the words in
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a reading comes to: ``command`` (ready for ``service.submit``), or ``problem``:
+    ``"unclear"`` (not one of the words), ``"not_now"`` (a word, but not a move the seat may
+    make now), ``"several"`` (the word fits more than one move: the page must say which)."""
+
+    command: dict[str, Any] | None = None
+    problem: str = ""
+
+
+def choices(state: GameState, seat: int) -> dict[str, list[dict[str, Any]]]:
+    """The legal commands of ``seat`` now, by reply verb (``ORDER``), verbs without a command
+    left out."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    by_do: dict[str, list[dict[str, Any]]] = {}
+    for cmd in legal_commands(state, seat):
+        by_do.setdefault(cmd["do"], []).append(cmd)
+    for verb in ORDER:
+        found = by_do.get(VERB_COMMAND[verb], [])
+        if verb == "offer":
+            found = [c for c in found if c.get("needs") == ["price"]]
+        if found:
+            out[verb] = found
+    return out
+
+
+def verbs_that_work(state: GameState, seat: int) -> list[str]:
+    """The verbs a reply of ``seat`` can use now: those naming exactly one command (``chat``
+    always, while the seat may chat; ``place`` names its space)."""
+    return [
+        verb for verb, cmds in choices(state, seat).items() if len(cmds) == 1 or verb == "place"
+    ]
+
+
+def command_for(reading: Reading | None, state: GameState, seat: int) -> Choice:
+    """The command ``reading`` names for ``seat`` in ``state`` (see ``Choice``)."""
+    if reading is None:
+        return Choice(problem="unclear")
+    found = choices(state, seat).get(reading.verb, [])
+    if reading.verb == "place":
+        found = [c for c in found if c["space"] == reading.space]
+    if not found:
+        return Choice(problem="not_now")
+    if len(found) > 1:
+        return Choice(problem="several")
+    command = {k: v for k, v in found[0].items() if k != "needs"}
+    if reading.verb == "offer":
+        command["price"] = reading.price
+    elif reading.verb == "chat":
+        command["text"] = reading.text
+    return Choice(command=command)

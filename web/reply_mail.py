@@ -1,0 +1,52 @@
+"""What a mail that asks something adds so that answering it is the move: the ``Reply-To``
+(the decision's signed address, ``imtheboss.web.reply_address``) and the words that work for
+the decision now, in the seat's language (``imtheboss.web.reply_words``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import current_app
+from imtheboss.web.models import Game, Seat
+from imtheboss.web.reply_address import reply_address
+from imtheboss.web.reply_choices import verbs_that_work
+from imtheboss.web.reply_words import shown
+from imtheboss.web.service import load_state
+
+# Kinds of outbox rows that ask the seat for something.
+ASKING = frozenset(
+    {"your_turn", "place_marker", "discard", "stop", "last_call", "offer", "reminder"}
+)
+
+
+@dataclass(frozen=True)
+class ReplyWay:
+    """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language."""
+
+    address: str
+    words: list[str] = field(default_factory=list)
+
+
+def asks(rows: list[Any]) -> bool:
+    """Whether a mail of ``rows`` (outbox rows) asks its seat something."""
+    return any(row.kind in ASKING for row in rows)
+
+
+def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | None:
+    """The reply way of a mail about ``rows`` to ``seat`` (``None``: replies are off, the mail
+    asks nothing, or no word works for the seat now). The window is the one row's window."""
+    if not current_app.config.get("MAIL_REPLIES") or not asks(rows):
+        return None
+    window = rows[0].body.get("window", "") if len(rows) == 1 else ""
+    return way_now(game, seat, lang, window)
+
+
+def way_now(game: Game, seat: Seat, lang: str, window: str = "") -> ReplyWay | None:
+    """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step);
+    ``None`` when only chat is left."""
+    verbs = verbs_that_work(load_state(game), seat.seat_index)
+    if not [v for v in verbs if v != "chat"]:
+        return None
+    return ReplyWay(reply_address(game.id, seat, window), shown(verbs, lang))

@@ -1,0 +1,121 @@
+"""The words a reply may say, in English, 简体 and 繁體 (any of them is understood, whatever the
+seat's language): ``place 5`` (the marker on space 5), ``allow``, ``stop``, ``pass``,
+``accept``, ``reject``, ``offer 3`` (3 M cash), ``offer 1 share``, ``roll``, ``draw``, ``deal``,
+``fail``, ``close`` and ``chat: …``.
+
+``understand(line)`` turns one line into a ``Reading`` (a verb, and a price or a text), or
+``None`` when the line is not one of them: nothing is guessed. ``shown(verbs, lang)`` is how a
+mail writes the words that work for its decision.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+# verb -> language -> words (the first is the one a mail shows)
+WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "allow": {"en": ("allow",), "zh_Hans": ("允许", "放行"), "zh_Hant": ("允許", "放行")},
+    "stop": {"en": ("stop",), "zh_Hans": ("阻止",), "zh_Hant": ("阻止",)},
+    "pass": {"en": ("pass",), "zh_Hans": ("放弃", "过"), "zh_Hant": ("放棄", "過")},
+    "accept": {"en": ("accept",), "zh_Hans": ("接受",), "zh_Hant": ("接受",)},
+    "reject": {"en": ("reject",), "zh_Hans": ("拒绝",), "zh_Hant": ("拒絕",)},
+    "offer": {"en": ("offer",), "zh_Hans": ("出价", "报价"), "zh_Hant": ("出價", "報價")},
+    "place": {"en": ("place",), "zh_Hans": ("放置",), "zh_Hant": ("放置",)},
+    "roll": {"en": ("roll",), "zh_Hans": ("掷骰", "掷"), "zh_Hant": ("擲骰", "擲")},
+    "draw": {"en": ("draw",), "zh_Hans": ("抽牌",), "zh_Hant": ("抽牌",)},
+    "deal": {"en": ("deal",), "zh_Hans": ("交易", "开启交易"), "zh_Hant": ("交易", "開啟交易")},
+    "fail": {"en": ("fail",), "zh_Hans": ("失败",), "zh_Hant": ("失敗",)},
+    "close": {"en": ("close",), "zh_Hans": ("成交",), "zh_Hant": ("成交",)},
+    "chat": {"en": ("chat",), "zh_Hans": ("聊天",), "zh_Hant": ("聊天",)},
+}
+SHARE_WORDS = {"en": ("share", "shares"), "zh_Hans": ("股",), "zh_Hant": ("股",)}
+CASH_WORDS = ("m", "million", "millions", "百万", "百萬", "万", "萬")
+LANGS = ("en", "zh_Hans", "zh_Hant")
+
+_VERB_OF = {w: verb for verb, by_lang in WORDS.items() for ws in by_lang.values() for w in ws}
+_SHARES = {w for ws in SHARE_WORDS.values() for w in ws}
+_TRAILING = " \t.!。！~～"
+MAX_CHAT = 500  # characters of a chat line taken from mail
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a line says: ``verb`` (a key of ``WORDS``), ``price`` (``{"cash": M}`` or
+    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``)."""
+
+    verb: str
+    price: dict[str, int] | None = None
+    text: str | None = None
+    space: int | None = None
+
+
+def _normal(line: str) -> str:
+    """NFKC (full-width digits, letters and colons become ASCII), lower case, single spaces,
+    no trailing full stop or exclamation mark."""
+    text = unicodedata.normalize("NFKC", line).replace("\u3000", " ")
+    return " ".join(text.split()).strip(_TRAILING).casefold()
+
+
+CHAT = re.compile(r"^(chat|聊天)\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
+PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
+
+
+def understand(line: str) -> Reading | None:
+    """The ``Reading`` of one line, or ``None`` when it is none of the words (an offer without
+    a number, a number that is not whole, anything else)."""
+    chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
+    if chat:
+        text = chat.group(2).strip()[:MAX_CHAT]
+        return Reading("chat", text=text) if text else None
+    text = _normal(line)
+    if text in _VERB_OF and _VERB_OF[text] not in ("offer", "chat", "place"):
+        return Reading(_VERB_OF[text])
+    for word, verb in _VERB_OF.items():
+        if verb == "offer" and text.startswith(word):
+            price = _price(text[len(word) :].strip())
+            return Reading("offer", price=price) if price else None
+        if verb == "place" and text.startswith(word):
+            rest = text[len(word) :].strip()
+            return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
+    return None
+
+
+def _price(text: str) -> dict[str, int] | None:
+    """``3``, ``3 m``, ``3百万`` -> ``{"cash": 3}``; ``1 share``, ``2 shares``, ``1股`` ->
+    ``{"shares": n}``; anything else ``None``."""
+    match = PRICE.match(text)
+    if not match:
+        return None
+    amount, unit = int(match.group(1)), match.group(2)
+    if unit in _SHARES:
+        return {"shares": amount} if amount > 0 else None
+    if unit is None or unit in CASH_WORDS:
+        return {"cash": amount}
+    return None
+
+
+def shown(verbs: list[str], lang: str) -> list[str]:
+    """How a mail in ``lang`` writes ``verbs`` (in the order given): the word, ``offer 3`` and
+    ``offer 1 share`` for an offer, ``chat: …`` for chat."""
+    lang = lang if lang in LANGS else "en"
+    out = []
+    for verb in verbs:
+        word = WORDS[verb][lang][0]
+        if verb == "offer":
+            share = SHARE_WORDS[lang][0]
+            out += [f"{word} 3", f"{word} 1 {share}"]
+        elif verb == "place":
+            out.append(f"{word} 5")
+        elif verb == "chat":
+            out.append(f"{word}: …" if lang == "en" else f"{word}：…")
+        else:
+            out.append(word)
+    return out
+
+
+def every_word() -> dict[str, Any]:
+    """Every word of every language, by verb (for docs and tests)."""
+    return {verb: [w for ws in by_lang.values() for w in ws] for verb, by_lang in WORDS.items()}

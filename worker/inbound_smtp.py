@@ -1,0 +1,89 @@
+"""The inbound SMTP receiver (the Procfile's ``mail:``): replies to our mail, for servers that
+receive their own mail (point the MX of ``MAIL_DOMAIN`` at it, or relay to it).
+
+aiosmtpd on ``MAIL_INBOUND_HOST:MAIL_INBOUND_PORT``. At ``RCPT`` only our reply addresses
+(``MAIL_REPLY_LOCAL+…@MAIL_DOMAIN``) are accepted (550 for any other: no open relay, no
+backscatter); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 (at ``MAIL FROM`` when
+the client announces its ``SIZE``, else at the end of ``DATA``). Accepted mail is applied by
+``imtheboss.web.reply_apply.apply_reply`` in a thread; the SMTP answer is 250 whatever the
+reply said (the seat hears from us by mail; a refusal is never a bounce).
+
+Run: ``python -m imtheboss.worker.inbound_smtp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from flask import Flask
+from imtheboss.web.reply_address import is_ours
+from imtheboss.web.reply_apply import apply_reply
+
+
+class ReplyHandler:
+    """aiosmtpd handler: checks recipients at ``RCPT``, applies each mail after ``DATA``."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+
+    async def handle_RCPT(  # noqa: N802 - aiosmtpd's hook name
+        self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
+    ) -> str:
+        """250 for one of our reply addresses, 550 for any other."""
+        with self.app.app_context():
+            ours = is_ours(address)
+        if not ours:
+            return "550 5.1.1 No such reply address here"
+        envelope.rcpt_tos.append(address)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        """Apply the mail (in a thread: the database is not async) and say 250."""
+        raw = envelope.original_content or b""
+        rcpts, mail_from = list(envelope.rcpt_tos), envelope.mail_from
+        await asyncio.get_running_loop().run_in_executor(None, self.apply, raw, rcpts, mail_from)
+        return "250 2.0.0 OK"
+
+    def apply(self, raw: bytes, rcpts: list[str], mail_from: str | None) -> None:
+        """``apply_reply`` in an app context of its own; a failure is logged, never raised."""
+        with self.app.app_context():
+            try:
+                outcome = apply_reply(raw, rcpts, mail_from)
+                self.app.logger.info("reply by mail: %s %s", outcome.status, outcome.reason)
+            except Exception:
+                self.app.logger.exception("a reply by mail could not be applied")
+
+
+def controller(app: Flask, host: str | None = None, port: int | None = None) -> Controller:
+    """The receiver of ``app``'s settings (not started)."""
+    config = app.config
+    return Controller(
+        ReplyHandler(app),
+        hostname=host or config["MAIL_INBOUND_HOST"],
+        port=port or int(config["MAIL_INBOUND_PORT"]),
+        data_size_limit=int(config["MAIL_INBOUND_MAX_BYTES"]),
+        ident="imtheboss",
+    )
+
+
+def main() -> None:
+    """Serve until SIGTERM or SIGINT."""
+    from imtheboss.web import create_app
+
+    app = create_app()
+    receiver = controller(app)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    receiver.start()
+    app.logger.info("receiving replies on %s:%s", app.config["MAIL_INBOUND_HOST"], receiver.port)
+    stop.wait()
+    receiver.stop()
+
+
+if __name__ == "__main__":
+    main()

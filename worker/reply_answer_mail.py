@@ -1,0 +1,81 @@
+"""Composing the answer to a reply by mail (``reply_answer`` rows, ``imtheboss.web.reply_answer``):
+threaded on the reply (``In-Reply-To``, ``References``, ``Re:`` subject), in the seat's
+language: what was done (the events as the seat sees them, ``imtheboss.web.story``) or why
+nothing was, and the words that work now, with the next decision's reply address.
+"""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+from flask import g
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from imtheboss.engine.history import Message
+from imtheboss.web import story
+from imtheboss.web.models import Game, Notification
+from imtheboss.web.refusals import refusal
+from imtheboss.web.reply_answer import seat_row
+from imtheboss.web.reply_mail import way_now
+from imtheboss.web.service import seats_of
+
+LOCALES = ("en", "zh_Hans", "zh_Hant")
+
+
+def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessage:
+    """The answer mail of ``row``; ``message(subject, to)`` and ``parts(msg, template,
+    context)`` are ``imtheboss.worker.mail``'s builders. Raises ``MailFailure``
+    (``bad_address``)."""
+    body = row.body
+    g.locale = body.get("locale") if body.get("locale") in LOCALES else "en"
+    seat = seat_row(game.id, int(body.get("for_seat", -1)))
+    subject = body.get("subject") or _("[I'm the Boss!] %(title)s: your reply", title=game.title)
+    msg = message(subject, row.to_email or "")
+    if body.get("in_reply_to"):
+        msg["In-Reply-To"] = body["in_reply_to"]
+        msg["References"] = body.get("references") or body["in_reply_to"]
+    msg["Auto-Submitted"] = "auto-replied"  # RFC 3834: no auto-responder answers it
+    reply = way_now(game, seat, g.locale) if seat is not None else None
+    if reply is not None and game.status == "active":
+        msg["Reply-To"] = reply.address
+    players = [s.name for s in seats_of(game.id)]
+    zone = (seat.timezone if seat else "") or "UTC"
+    context = {
+        "game": game,
+        "name": seat.name if seat else "",
+        "said": body.get("answer", ""),
+        "line": body.get("line", ""),
+        "done": [
+            story.render(Message.from_json(m), players, zone) for m in body.get("messages", [])
+        ],
+        "why": _why(body),
+        "reply": reply if game.status == "active" else None,
+    }
+    parts(msg, "email/reply_answer", context)
+    return msg
+
+
+def _why(body: dict) -> str:
+    """Why nothing was done, in plain words (current locale)."""
+    said = body.get("answer")
+    if said == "refused":
+        found = body.get("refusal") or {}
+        return refusal(str(found.get("code", "")), str(found.get("message", "")))
+    return str(WHY.get(said, ""))
+
+
+WHY = {
+    "unclear": _l("We could not read a move in your reply, so nothing was done."),
+    "not_now": _l("That is not a move you can make now, so nothing was done."),
+    "several": _l(
+        "That word fits more than one move here, so nothing was done: choose on the game page."
+    ),
+    "window_ended": _l(
+        "That window ended: the decision your reply answered is over, and nothing was changed."
+    ),
+    "outdated": _l(
+        "The mail you answered was replaced by a newer invitation, so nothing was done: answer"
+        " a newer mail, or open the game."
+    ),
+    "over": _l("The game is over, so nothing was done."),
+}
