@@ -10,8 +10,9 @@ task per deadline, and nothing in Redis to lose. A thread's round (``fire_round`
    share the due ones and none is claimed twice. The claim is committed before any game is
    locked, since a claim holding deadline rows while it waits for a game row would deadlock
    against a submit (which locks the game row, then its deadline rows);
-2. ``tasks.fire`` submits ``timeout`` for each, through the service, with a key made from the
-   window id in the server's scope: a deadline fired twice appends one event;
+2. ``fire_claims`` submits ``timeout`` for each, with a key made from the window id in the
+   server's scope (a deadline fired twice appends one event): on PostgreSQL the batch's games
+   in one transaction (``imtheboss.web.timeouts``), else one by one through the service;
 3. the mail the batch made is queued in one go (``tasks.queue_mail``).
 
 An idle thread looks again after ``DEADLINE_POLL_SECONDS``. A worker that dies between claim
@@ -31,6 +32,8 @@ from flask import current_app
 from imtheboss.web.models import OPEN_STATE as OPEN
 from imtheboss.web.models import Deadline, Game, db
 from imtheboss.web.service import now_utc
+from imtheboss.web.store import postgres
+from imtheboss.web.timeouts import submit_timeouts
 from imtheboss.worker.delivery import DB_ERRORS
 from imtheboss.worker.tasks import fire, queue_mail
 from sqlalchemy import Update, select, update
@@ -72,29 +75,68 @@ def claim_due(now: datetime, limit: int) -> list[tuple[str, str]]:
 
 
 def fire_round(limit: int) -> Counter[str]:
-    """One round: claim up to ``limit`` due deadlines, fire each, queue the mail they made.
-    Returns how each went (``fired``, ``duplicate``, ``not_due``, ``paused``, ``game_over``,
-    ``failed``); empty when nothing was due. Raises the database's errors (the claims left are
-    taken again once stale)."""
+    """One round: claim up to ``limit`` due deadlines, fire them (``fire_claims``), queue the
+    mail they made. Returns how each went (``fired``, ``duplicate``, ``not_due``, ``paused``,
+    ``game_over``, ``failed``); empty when nothing was due. Raises the database's errors (the
+    claims left are taken again once stale)."""
     now = now_utc()
     claims = claim_due(now, limit)
-    outcomes: Counter[str] = Counter()
-    made = []
-    for game_id, window_id in claims:
-        try:
-            outcome, mail = fire(game_id, window_id)
-        except DB_ERRORS:
-            raise
-        except Exception:  # one game's fault must not stop the others: it is retried when stale
-            db.session.rollback()
-            logger.exception("deadline %s of game %s failed to fire", window_id, game_id)
-            outcome, mail = "failed", False
-        outcomes[outcome] += 1
-        if mail:
-            made.append(game_id)
+    if not claims:
+        return Counter()
+    outcomes, made = fire_claims(claims)
     if made:
         queue_mail(made, since=now, together=True)
     return outcomes
+
+
+def fire_claims(claims: list[tuple[str, str]]) -> tuple[Counter[str], list[str]]:
+    """Fire the claimed ``(game_id, window_id)``: on PostgreSQL the first claim of each game
+    together, in one transaction (``timeouts.submit_timeouts``), the rest (a second window of a
+    game) one by one after it; elsewhere, or when the database refused the batch, each one by
+    one through the service (``fire_one``). Returns the outcomes and the games that made mail.
+    Raises the database's errors."""
+    together: dict[str, str] = {}
+    alone: list[tuple[str, str]] = []
+    for game_id, window_id in claims:
+        if game_id in together or not postgres():
+            alone.append((game_id, window_id))
+        else:
+            together[game_id] = window_id
+    outcomes: Counter[str] = Counter()
+    made: list[str] = []
+    if together:
+        try:
+            results = submit_timeouts(list(together.items()), now_utc())
+        except DB_ERRORS:
+            raise
+        except Exception as exc:  # the database refused the batch: each on its own
+            db.session.rollback()
+            logger.warning("deadlines: a batch was refused (%s); firing one by one", exc)
+            results = {}
+            alone = list(together.items()) + alone
+        for (game_id, _window), (outcome, mail) in results.items():
+            outcomes[outcome] += 1
+            if mail:
+                made.append(game_id)
+    for game_id, window_id in alone:
+        outcome, mail = fire_one(game_id, window_id)
+        outcomes[outcome] += 1
+        if mail:
+            made.append(game_id)
+    return outcomes, made
+
+
+def fire_one(game_id: str, window_id: str) -> tuple[str, bool]:
+    """``tasks.fire`` of one claim; a fault of its game (not of the database) is logged and
+    ``failed``: it is fired again when its claim is stale."""
+    try:
+        return fire(game_id, window_id)
+    except DB_ERRORS:
+        raise
+    except Exception:  # one game's fault must not stop the others
+        db.session.rollback()
+        logger.exception("deadline %s of game %s failed to fire", window_id, game_id)
+        return "failed", False
 
 
 class Firing(bootsteps.StartStopStep):
