@@ -271,6 +271,20 @@ def _insert_statement(table: str) -> Insert:
     return insert(db.Model.metadata.tables[table])
 
 
+def insert_returning(table: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> list:
+    """``insert_rows``, returning the ``columns`` of each row inserted, in the order of
+    ``rows``: one statement."""
+    if not rows:
+        return []
+    return db.session.connection().execute(_returning_statement(table, columns), rows).all()
+
+
+@cache
+def _returning_statement(table: str, columns: tuple[str, ...]) -> Insert:
+    of = db.Model.metadata.tables[table]
+    return insert(of).returning(*(of.c[name] for name in columns), sort_by_parameter_order=True)
+
+
 def insert_new(table: str, unique: tuple[str, ...], returning: str = "") -> Insert:
     """``INSERT ... ON CONFLICT (unique) DO NOTHING`` into ``table``: a row that would break the
     constraint on the columns ``unique`` is left out, silently; ``RETURNING returning`` when

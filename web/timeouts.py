@@ -40,12 +40,12 @@ from imtheboss.web.service import (
     deadline_changes,
     now_utc,
 )
-from imtheboss.web.store import STATES, Held, LockedGame, event_rows, insert_rows
+from imtheboss.web.store import STATES, Held, LockedGame, event_rows, insert_returning
 from imtheboss.web.store_many import lock_games, write_commands, write_deadlines
 
 logger = logging.getLogger(__name__)
 QUIET = ("not_due", "game_over", "paused")  # a timeout with nothing to do: no event, no log
-Outcome = tuple[str, bool]  # what came of a claim, and whether it made mail
+MAIL_COLUMNS = ("id", "game_id", "urgent", "seat_index")  # of the outbox rows written
 
 
 class BatchRefused(Exception):
@@ -71,13 +71,16 @@ def timeout_key(window_id: str) -> str:
     return f"timeout:{window_id}"
 
 
-def submit_timeouts(claims: list[tuple[str, str]], at: datetime) -> dict[tuple[str, str], Outcome]:
+def submit_timeouts(
+    claims: list[tuple[str, str]], at: datetime
+) -> tuple[dict[tuple[str, str], str], list[tuple[int, str, bool, int]]]:
     """Submit ``timeout`` at ``at`` (aware UTC) for each ``(game_id, window_id)`` of
-    ``claims`` (each game at most once) in one transaction, committed. Returns for each claim
-    ``(outcome, made mail)``: ``fired``, ``duplicate`` (its key was used: fired before),
-    ``not_due``, ``game_over``, ``paused``, ``failed`` (no such game, or its state could not be
-    loaded or decided: logged). PostgreSQL only. Raises ``BatchRefused`` and the database's
-    errors with the transaction not committed (the caller rolls back)."""
+    ``claims`` (each game at most once) in one transaction, committed. Returns the outcome of
+    each claim: ``fired``, ``duplicate`` (its key was used: fired before), ``not_due``,
+    ``game_over``, ``paused``, ``failed`` (no such game, or its state could not be loaded or
+    decided: logged); and the outbox rows written, ``MAIL_COLUMNS`` (for the mail queue).
+    PostgreSQL only. Raises ``BatchRefused`` and the database's errors with the transaction
+    not committed (the caller rolls back)."""
     keys = {game_id: timeout_key(window_id) for game_id, window_id in claims}
     if len(keys) != len(claims):
         raise ValueError("a batch fires each game at most once")
@@ -91,12 +94,12 @@ def submit_timeouts(claims: list[tuple[str, str]], at: datetime) -> dict[tuple[s
             outcomes[game_id] = found
         else:
             decided.append(found)
-    notified = _write(decided, at)
+    mail = _write(decided, at)
     db.session.commit()
     for one in decided:
         STATES.put(one.game.id, Held(one.game.last_seq, at, one.state))
         outcomes[one.game.id] = "fired"
-    return {(g, w): (outcomes[g], g in notified) for g, w in claims}
+    return {(g, w): outcomes[g] for g, w in claims}, [tuple(row) for row in mail]
 
 
 def _decide(game_id: str, key: str, found: Any, held: Held | None, at: datetime) -> Decided | str:
@@ -125,11 +128,11 @@ def _decide(game_id: str, key: str, found: Any, held: Held | None, at: datetime)
     return Decided(game, read, before, state, events, first, key)
 
 
-def _write(decided: list[Decided], at: datetime) -> set[str]:
-    """Write the decided timeouts (see the module). Returns the games that got outbox rows.
+def _write(decided: list[Decided], at: datetime) -> list[Any]:
+    """Write the decided timeouts (see the module). Returns the outbox rows' ``MAIL_COLUMNS``.
     Raises ``BatchRefused`` when a command's key was used meanwhile."""
     if not decided:
-        return set()
+        return []
     commands, notes = [], []
     ended, moved, opened = [], [], []
     opened_at = now_utc()
@@ -165,5 +168,4 @@ def _write(decided: list[Decided], at: datetime) -> set[str]:
     for one in decided:  # a statement only when a deal opens or ends
         record_negotiations(one.game.id, one.first, one.events, at)
     write_deadlines(ended, moved, opened)
-    insert_rows("notifications", notes)
-    return {note["game_id"] for note in notes}
+    return insert_returning("notifications", notes, MAIL_COLUMNS)
