@@ -259,7 +259,10 @@ def wait_out(args: argparse.Namespace, games: list[str], start: float) -> dateti
     drain_end = time.monotonic() + args.drain  # a backlog may still fire them
     while time.monotonic() < drain_end and count(unfired):
         time.sleep(1.0)
-    db.session.execute(update(Game).values(status="paused"))  # no further rounds
+    # no further rounds; the rows locked in the order of their ids, as a batch of timeouts
+    # locks them (in any other order the two can deadlock)
+    in_order = select(Game.id).order_by(Game.id).with_for_update()
+    db.session.execute(update(Game).where(Game.id.in_(in_order)).values(status="paused"))
     db.session.commit()
     time.sleep(1.0)
     return ended

@@ -677,42 +677,66 @@ def _deadline_windows(state: GameState | None) -> dict[str, Window]:
     return {w.id: w for w in due_windows(state)}
 
 
-def _sync_deadlines(game_id: str, before: GameState | None, state: GameState) -> bool:
-    """One ``open`` row per window with a deadline; windows that ended are ``done``. The rows
-    are those of the windows ``before`` the command, so only what changed is written, from the
-    two states' windows, without reading a row. Returns whether a row changed."""
+@dataclass
+class DeadlineChanges:
+    """What a command changed of a game's deadline rows: the windows that ``ended`` (ids), the
+    windows whose deadline ``moved`` (A1, a resume), the rows of the windows ``opened``."""
+
+    ended: list[str]
+    moved: list[Window]
+    opened: list[dict[str, Any]]
+
+    def __bool__(self) -> bool:
+        return bool(self.ended or self.moved or self.opened)
+
+
+def deadline_changes(
+    game_id: str, before: GameState | None, state: GameState, opened_at: datetime
+) -> DeadlineChanges:
+    """The deadline rows to change from the windows ``before`` the command and after it
+    (``state``), without reading a row: one ``open`` row per window with a deadline (its
+    ``deadlines`` columns, opened at ``opened_at``), the windows that ended ``done``."""
     old, new = _deadline_windows(before), _deadline_windows(state)
+    opened = [
+        {
+            "game_id": game_id,
+            "window_id": w.id,
+            "kind": w.kind,
+            "due_at": w.deadline,
+            "opened_at": opened_at,
+        }
+        for wid, w in new.items()
+        if wid not in old
+    ]
+    return DeadlineChanges(
+        [wid for wid in old if wid not in new],
+        [w for wid, w in new.items() if wid in old and old[wid].deadline != w.deadline],
+        opened,
+    )
+
+
+def _sync_deadlines(game_id: str, before: GameState | None, state: GameState) -> bool:
+    """Write ``deadline_changes``. Returns whether a row changed."""
+    changes = deadline_changes(game_id, before, state, now_utc())
     table = Deadline.__table__
-    ended = [wid for wid in old if wid not in new]
-    if ended:
+    if changes.ended:
         db.session.execute(
             update(table)
-            .where(table.c.game_id == game_id, table.c.window_id.in_(ended))
+            .where(table.c.game_id == game_id, table.c.window_id.in_(changes.ended))
             .where(table.c.state == "open")
             .values(state="done")
         )
-    moved = [w for wid, w in new.items() if wid in old and old[wid].deadline != w.deadline]
-    for window in moved:  # A1, a resume
+    for window in changes.moved:  # A1, a resume
         db.session.execute(
             update(table)
             .where(table.c.game_id == game_id, table.c.window_id == window.id)
             .where(table.c.state == "open")
             .values(due_at=window.deadline, scheduled_at=None)
         )
-    opened = [w for wid, w in new.items() if wid not in old]
-    if opened:
-        rows = [
-            {
-                "game_id": game_id,
-                "window_id": w.id,
-                "kind": w.kind,
-                "due_at": w.deadline,
-                "opened_at": now_utc(),
-            }
-            for w in opened
-        ]
-        db.session.connection().execute(insert_new("deadlines", ("game_id", "window_id")), rows)
-    return bool(ended or moved or opened)
+    if changes.opened:
+        statement = insert_new("deadlines", ("game_id", "window_id"))
+        db.session.connection().execute(statement, changes.opened)
+    return bool(changes)
 
 
 # -- after commit ----------------------------------------------------------------------------

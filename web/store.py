@@ -132,18 +132,24 @@ def lock_game(game_id: str, held: Held | None) -> tuple[LockedGame | None, list[
 
 @cache
 def _lock_statement(with_tail: bool) -> Select:
+    have, at = bindparam("have", type_=Integer), bindparam("at", type_=UTCDateTime)
+    columns = _lock_columns(have, at, with_tail)
     game = Game.__table__.c
-    have = bindparam("have", type_=Integer)
+    return select(*columns).where(game.id == bindparam("game_id")).with_for_update()
+
+
+def _lock_columns(have: Any, at: Any, with_tail: bool, outer: tuple[Any, ...] = ()) -> list[Any]:
+    """The columns ``lock_game`` reads (``LockedGame``'s, then the tail when ``with_tail``),
+    for a held state of event ``have`` written at ``at`` (SQL expressions, of the games table
+    or of the ``outer`` FROMs beside it)."""
+    game = Game.__table__.c
     event = EventRecord.__table__.alias("held").c
     written = (
         select(event.created_at)
         .where(event.game_id == game.id, event.seq == have)
-        .correlate(Game.__table__)  # also from inside the events' subquery
+        .correlate(Game.__table__, *outer)  # also from inside the events' subquery
     )
-    held = and_(
-        have >= game.snapshot_seq,
-        written.scalar_subquery() == bindparam("at", type_=UTCDateTime),
-    )
+    held = and_(have >= game.snapshot_seq, written.scalar_subquery() == at)
     base = case((held, have), else_=game.snapshot_seq)
     current = and_(  # as ``snapshot_is_current``: a stale one is read, for the write to replace
         game.snapshot["format"].as_integer() == SNAPSHOT_FORMAT,
@@ -159,7 +165,7 @@ def _lock_statement(with_tail: bool) -> Select:
             .where(row.game_id == game.id, row.seq > base, row.seq <= game.last_seq)
             .scalar_subquery()
         )
-    return select(*columns).where(game.id == bindparam("game_id")).with_for_update()
+    return columns
 
 
 def event_rows(
@@ -263,6 +269,20 @@ def insert_rows(table: str, rows: list[dict[str, Any]]) -> None:
 @cache
 def _insert_statement(table: str) -> Insert:
     return insert(db.Model.metadata.tables[table])
+
+
+def insert_returning(table: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> list:
+    """``insert_rows``, returning the ``columns`` of each row inserted, in the order of
+    ``rows``: one statement."""
+    if not rows:
+        return []
+    return db.session.connection().execute(_returning_statement(table, columns), rows).all()
+
+
+@cache
+def _returning_statement(table: str, columns: tuple[str, ...]) -> Insert:
+    of = db.Model.metadata.tables[table]
+    return insert(of).returning(*(of.c[name] for name in columns), sort_by_parameter_order=True)
 
 
 def insert_new(table: str, unique: tuple[str, ...], returning: str = "") -> Insert:

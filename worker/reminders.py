@@ -6,10 +6,11 @@
   and their ``remind_at`` pushed on by ``DEADLINE_STALE_SECONDS``, a lease: if the mail worker
   that got them dies, the sweep claims them again then.
 - ``write_reminders`` (a mail worker): one transaction for a batch. The games are share-locked
-  first, then their deadline rows (the lock order of ``submit``, which locks the game row, then
-  its deadline rows: the other order deadlocks against a timeout being submitted); each game's
-  state is loaded once; every seat still owing an answer in the window gets a reminder row, all
-  written together; the deadlines are marked ``reminded``. A deadline moved later since it was
+  first, in the order of their ids (as a batch of timeouts locks them), then their deadline
+  rows (the lock order of ``submit``, which locks the game row, then its deadline rows: the
+  other order deadlocks against a timeout being submitted); each game's state is loaded once;
+  every seat still owing an answer in the window gets a reminder row, all written together;
+  the deadlines are marked ``reminded``. A deadline moved later since it was
   planned (A1) gets its new time instead.
 """
 
@@ -93,7 +94,10 @@ def write_reminders(claims: list[tuple[int, str]], now: datetime) -> list[int]:
     games = {
         game.id: game
         for game in db.session.execute(
-            select(Game).where(Game.id.in_(game_ids)).with_for_update(read=True)
+            select(Game)
+            .where(Game.id.in_(game_ids))
+            .order_by(Game.id)  # as a batch of timeouts locks them: no deadlock
+            .with_for_update(read=True)
         ).scalars()
     }
     deadlines = db.session.execute(

@@ -98,6 +98,12 @@ def queue_mail(game_ids: list[str], since: datetime | None = None, *, together: 
         query = query.where(Notification.created_at >= since)
     rows = db.session.execute(query.order_by(Notification.id)).all()
     db.session.rollback()  # ends the read: a firing thread keeps its session between rounds
+    queue_rows(rows, together=together)
+
+
+def queue_rows(rows: list[tuple[int, str, bool, int]], *, together: bool = False) -> None:
+    """Queue the mail of the pending outbox rows ``(id, game_id, urgent, seat_index)``, as
+    ``queue_mail`` does."""
     urgent = [row_id for row_id, _game, is_urgent, _seat in rows if is_urgent]
     if together and urgent:
         deliver_many.delay(urgent)

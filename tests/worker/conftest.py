@@ -22,6 +22,7 @@ polling), never a bare long sleep. Abuse limits are off (``RATELIMIT_ENABLED``).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import shlex
@@ -436,3 +437,15 @@ def local_app(app: Any, pg_url: str, clock: Any) -> Iterator[Any]:
         with application.app_context():
             db.session.remove()
             db.engine.dispose()
+
+
+@pytest.fixture
+def ahead(local_app: Any, clock: Any, worker: Any) -> tuple[Any, Any]:
+    """``(app, clock)``: an app on the same database (``TASKS`` off) whose clock the test sets;
+    it starts an hour and a minute ahead, past the first deadline of a ``SLOW`` game
+    (``helpers_worker.slow_games``). Worker code run here queues mail to the running worker's
+    broker."""
+    importlib.import_module("imtheboss.worker.celery_app")  # the current Celery app
+    application = local_app()
+    clock.now = datetime.now(UTC) + timedelta(hours=1, minutes=1)
+    return application, clock

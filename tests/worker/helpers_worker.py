@@ -27,7 +27,7 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.models import EventRecord, Notification, db
-from imtheboss.web.service import get_game, load_state, submit
+from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
 
 WORKER_DB_NAME = "imtheboss-test-worker"  # the worker's PostgreSQL connections' application_name
@@ -166,6 +166,19 @@ class Mailbox(SmtpServer):
 def players(tag: str, n: int = 3) -> list[tuple[str, str]]:
     """``n`` players with addresses unique to ``tag``."""
     return [(f"P{i}", f"p{i}.{tag}@example.net") for i in range(n)]
+
+
+SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
+
+
+def slow_games(app: Any, count: int, tag: str) -> list[str]:
+    """``count`` games of ``SLOW`` windows made by ``app`` (seeds 0, 1, ...): the running worker
+    (on the real clock) leaves them alone for an hour."""
+    with app.app_context():
+        return [
+            create_game(f"{tag} {i}", players(f"{tag}{i}"), SLOW, seed=i).game_id
+            for i in range(count)
+        ]
 
 
 def timed_out_windows(game_id: str) -> list[str]:

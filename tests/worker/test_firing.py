@@ -10,37 +10,15 @@ has its own database connection, and ``FOR UPDATE SKIP LOCKED`` is PostgreSQL's.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from datetime import UTC, datetime, timedelta
 
-import pytest
-from helpers_worker import players, timed_out_windows
+from helpers_worker import slow_games, timed_out_windows
 from imtheboss.web.models import Deadline, Notification, db
-from imtheboss.web.service import create_game, now_utc, submit
+from imtheboss.web.service import now_utc, submit
 from sqlalchemy import func, select, update
 
-SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 STALE = 30  # DEADLINE_STALE_SECONDS of the apps here (the default)
-
-
-@pytest.fixture
-def ahead(local_app, clock, worker):
-    """``(app, clock)``: an app on the same database (``TASKS`` off) whose clock the test sets;
-    it starts an hour and a minute ahead, past the first deadline of a ``SLOW`` game. Worker
-    code run here queues mail to the running worker's broker."""
-    importlib.import_module("imtheboss.worker.celery_app")  # the current Celery app
-    application = local_app()
-    clock.now = datetime.now(UTC) + timedelta(hours=1, minutes=1)
-    return application, clock
-
-
-def slow_games(app, count: int, tag: str) -> list[str]:
-    with app.app_context():
-        return [
-            create_game(f"{tag} {i}", players(f"{tag}{i}"), SLOW, seed=i).game_id
-            for i in range(count)
-        ]
 
 
 def test_two_workers_claim_due_deadlines_in_batches_and_fire_each_once(quiet_app, ahead):
