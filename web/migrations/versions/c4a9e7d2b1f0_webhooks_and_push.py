@@ -1,7 +1,7 @@
 """webhooks, push subscriptions and their outbox of posts
 
 Revision ID: c4a9e7d2b1f0
-Revises: 8d4f2b6a1c3e
+Revises: e4a7c2b9d6f1
 Create Date: 2026-12-01 15:40:00.000000
 
 ``webhooks``: the URLs a game's organiser added (each with its signing secret, language and
@@ -16,7 +16,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "c4a9e7d2b1f0"
-down_revision = "8d4f2b6a1c3e"
+down_revision = "e4a7c2b9d6f1"
 branch_labels = None
 depends_on = None
 
