@@ -21,8 +21,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext
-from imtheboss.web import display, organiser, rematch
+from imtheboss.web import organiser, rematch, timeline
 from imtheboss.web.auth import is_admin, remember_admin
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.models import Game
@@ -31,17 +30,9 @@ from werkzeug.wrappers import Response
 
 bp = Blueprint("organiser", __name__)
 
-# The history's icon and label of the organiser's events (``display.EVENT_KINDS``).
-EVENT_KINDS = {
-    "window_extended": ("⏳", lazy_gettext("More time")),
-    "seat_replaced": ("⇄", lazy_gettext("New player")),
-}
-
 
 def register(app: Flask) -> None:
-    """Add the blueprint, the templates' helpers and the organiser's event labels."""
-    for kind, label in EVENT_KINDS.items():
-        display.EVENT_KINDS.setdefault(kind, label)
+    """Add the blueprint and the templates' helpers."""
     app.register_blueprint(bp)
 
 
@@ -70,7 +61,7 @@ def tools(game: Game) -> dict[str, Any]:
             windows=organiser.open_windows(state),
             waiting=organiser.waiting_seats(state),
             players=list(state.players),
-            wait_reasons=display.WAIT_REASONS,
+            wait_reasons=timeline.WAIT_REASONS,
         )
     elif game.status == "over":
         out["next"] = rematch.successor(game)

@@ -49,6 +49,8 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
     "night_set": ("☾", lazy_gettext("Night")),
     "proxy_scheduled": ("⏲", lazy_gettext("Away")),
     "proxy_started": ("🤖", lazy_gettext("Server plays")),
+    "window_extended": ("⏳", lazy_gettext("More time")),  # the organiser's acts (A13)
+    "seat_replaced": ("⇄", lazy_gettext("New player")),
 }
 
 # Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.
