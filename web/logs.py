@@ -42,6 +42,7 @@ SECRET_PATH_PREFIXES: tuple[str, ...] = (
     "/g/*/admin/",
     "/g/*/m/",
     "/g/*/confirm/",
+    "/g/*/join/",
     "/u/*/",
 )
 SECRET_ARGUMENTS = ("token", "signed")  # route arguments that hold a secret
