@@ -42,6 +42,7 @@ SECRET_PATH_PREFIXES: tuple[str, ...] = (
     "/g/*/admin/",
     "/g/*/m/",
     "/g/*/confirm/",
+    "/g/*/join/",
     "/u/*/",
     "/sign-in/",
 )

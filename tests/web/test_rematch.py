@@ -109,9 +109,13 @@ def test_a_finished_game_starts_its_successor_and_old_links_do_not_act(app, cloc
     assert organiser.get(f"/g/{new}/admin").status_code == 200
     assert f'href="/g/{new}"' in players[0].get(f"/g/{gid}").text
     assert organiser.post(f"/g/{gid}/admin/rematch", data={"csrf_token": csrf}).status_code == 409
-    assert organiser.post(
-        f"/g/{running.game_id}/admin/rematch", data={"csrf_token": csrf}
-    ).status_code in (403, 409)
+    busy, busy_csrf = signed_in(app, running.game_id, running.admin_token, admin=True)
+    early = busy.post(f"/g/{running.game_id}/admin/rematch", data={"csrf_token": busy_csrf})
+    assert early.status_code == 409 and "once the game is over" in early.text
+    refused = players[0].post(
+        f"/g/{gid}/admin/rematch", data={"csrf_token": with_csrf(app, players[0])}
+    )
+    assert refused.status_code == 403  # a player is not the organiser
 
     joins = _invited(app, new)
     assert sorted(joins) == [0, 1, 2] and all(JOIN.search(link) for link in joins.values())
