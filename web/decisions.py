@@ -13,7 +13,8 @@ from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
-from imtheboss.web.display import CommandForm, card_text, pending_text, price_text
+from imtheboss.web.command_forms import CommandForm
+from imtheboss.web.display import card_text, pending_text, price_text
 
 
 @dataclass

@@ -4,7 +4,7 @@ them reads the whole log.
 
 A negotiation runs from its ``deal_opened`` to its ``deal_closed`` or ``deal_failed``, plus the end
 roll and the game's end that follow a closing (R7.2); events about a seat rather than the deal
-(``display.SEAT_EVENTS``) are never part of it (``display.negotiations`` says the same of a run of
+(``timeline.SEAT_EVENTS``) are never part of it (``timeline.negotiations`` says the same of a run of
 events). A page shows those events through ``display`` (A8), exactly as it showed them when it
 split the whole log.
 """
@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from imtheboss.engine.events import Event
-from imtheboss.web import display
+from imtheboss.web import timeline
 from imtheboss.web.models import EventRecord, Game, NegotiationRecord, db
 from sqlalchemy import func, insert, select, update
 
@@ -70,10 +70,10 @@ def ranges(
             }
             opened.append(current)
             stage = "open"
-        elif event.type in display.SEAT_EVENTS or stage == "past":
+        elif event.type in timeline.SEAT_EVENTS or stage == "past":
             continue
         elif stage == "ended":
-            if display.is_tail(event) and current is not None:
+            if timeline.is_tail(event) and current is not None:
                 current["last_seq"] = seq
             else:
                 stage = "past"
@@ -134,7 +134,7 @@ def rows_of(game_id: str) -> list[NegotiationRecord]:
     )
 
 
-def listed(game_id: str, players: list[str], seat: int | None) -> list[display.Negotiation]:
+def listed(game_id: str, players: list[str], seat: int | None) -> list[timeline.Negotiation]:
     """Every negotiation with how it ended, for ``seat`` (the deals list): its row, and of its
     events only the end (``deal_closed`` or ``deal_failed``), redacted for ``seat``."""
     rows = rows_of(game_id)
@@ -146,14 +146,14 @@ def listed(game_id: str, players: list[str], seat: int | None) -> list[display.N
         neg = _negotiation(row, closed)
         if row.end_seq is not None:
             at, event = ends[row.end_seq]
-            neg.end = display.event_row(row.end_seq, at, event, players, seat)
+            neg.end = timeline.event_row(row.end_seq, at, event, players, seat)
         closed += row.outcome == "closed"
         out.append(neg)
     return out
 
 
-def _negotiation(row: NegotiationRecord, closed_before: int) -> display.Negotiation:
-    return display.Negotiation(
+def _negotiation(row: NegotiationRecord, closed_before: int) -> timeline.Negotiation:
+    return timeline.Negotiation(
         number=row.number,
         space=row.space,
         opener=row.boss,
@@ -164,7 +164,7 @@ def _negotiation(row: NegotiationRecord, closed_before: int) -> display.Negotiat
 
 def one(
     game: Game, number: int, players: list[str], seat: int | None
-) -> tuple[display.Negotiation, int] | None:
+) -> tuple[timeline.Negotiation, int] | None:
     """Negotiation ``number`` with its whole timeline for ``seat``, and how many the game has
     (``None``: there is no such negotiation). Reads only the events in its range (a running one:
     up to ``game.last_seq``)."""
@@ -174,7 +174,7 @@ def one(
     row = rows[number - 1]
     closed = sum(r.outcome == "closed" for r in rows[: number - 1])
     upto = game.last_seq if row.last_seq is None else row.last_seq
-    found = display.negotiations(
+    found = timeline.negotiations(
         records(game.id, row.first_seq - 1, upto), players, seat, number, closed
     )
     return found[0], len(rows)

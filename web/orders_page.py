@@ -218,9 +218,9 @@ def investor_label(letter: str) -> str:
 
 
 def _seat_of(gid: str) -> tuple[Any, int, Seat]:
-    from imtheboss.web.pages import _seat_only
+    from imtheboss.web.pages import seat_only
 
-    game, seat, _admin = _seat_only(gid)
+    game, seat, _admin = seat_only(gid)
     row = db.session.execute(
         db.select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
     ).scalar_one()
@@ -272,9 +272,9 @@ def _save_night(gid: str, seat: int, row: Seat, form: OrdersForm, state: Any) ->
 
 
 def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, Any]:
-    from imtheboss.web.pages import _frame
+    from imtheboss.web.pages import frame
 
-    ctx = _frame(game, seat, False, state)
+    ctx = frame(game, seat, False, state)
     ctx.update(
         form=form,
         quiet=state.options.quiet_hours,

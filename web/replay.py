@@ -17,7 +17,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState, replay
-from imtheboss.web import display, money_chart, negotiations, pages, story
+from imtheboss.web import game_pages, money_chart, negotiations, pages, story, timeline
 from imtheboss.web.models import Game
 from imtheboss.web.records import export_filename, game_export
 from imtheboss.web.service import ServiceError, require_confirmed
@@ -54,7 +54,7 @@ def _running_chat(records: list[negotiations.Record], state: GameState) -> list:
         return []
     opened = max(i for i, (_seq, _at, ev) in enumerate(records) if ev.type == "deal_opened")
     chat = [r for r in records[opened:] if r[2].type == "chat"]
-    return chat[-pages.CHAT :]
+    return chat[-game_pages.CHAT :]
 
 
 @bp.get("/g/<gid>/replay")
@@ -62,14 +62,14 @@ def replay_page(gid: str) -> str:
     """The game after event ``?at=N`` (default: the last) as the viewer could see it then: the
     board, the seats, its own hand and money, the negotiation, who the game waited for, the
     latest events and the money chart up to then; links to step through."""
-    game, seat, admin = pages._viewer(gid)
+    game, seat, admin = pages.viewer(gid)
     require_confirmed(game)
     total = game.last_seq
     at = _event_number(total)
     records = negotiations.records(gid, upto=at)
     state = replay(ev for _seq, _when, ev in records)
-    recent = records[-pages.RECENT :]
-    ctx = pages.state_context(
+    recent = records[-game_pages.RECENT :]
+    ctx = game_pages.state_context(
         game, seat, admin, state, _running_chat(records, state), recent, acting=False
     )
     _seq, when, event = records[-1]
@@ -81,7 +81,7 @@ def replay_page(gid: str) -> str:
         at=at,
         total=total,
         step_text=_step_text(event, ctx["players"], seat, ctx["tz"]),
-        step_icon=display.event_kind(event)[0] if display.visible(event, seat) else "•",
+        step_icon=timeline.event_kind(event)[0] if timeline.visible(event, seat) else "•",
         jumps=_jumps(at, total),
         chart=money_chart.chart(steps, ctx["players"], money_chart.shown_seats(v)),
     )
@@ -89,7 +89,7 @@ def replay_page(gid: str) -> str:
 
 
 def _step_text(event: Any, players: list[str], seat: int | None, tz: str) -> str:
-    if not display.visible(event, seat):
+    if not timeline.visible(event, seat):
         return _("Another player changed something only they can see.")
     return story.line(event, players, seat, tz)
 
@@ -113,7 +113,7 @@ def _jumps(at: int, total: int) -> list[tuple[str, int]]:
 def export_page(gid: str) -> Response:
     """The finished game's record as a JSON download, for a seat or the organiser. Refused
     (409, in plain words) until the game is over: the record shows every hand and the seed."""
-    game, _seat, _admin = pages._viewer(gid)
+    game, _seat, _admin = pages.viewer(gid)
     return export_response(game)
 
 

@@ -21,7 +21,7 @@ from flask_babel import Babel, force_locale, get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
-from imtheboss.web import display
+from imtheboss.web import display, timeline
 
 TEXTS: dict[str, Any] = {
     "game_started": lazy_gettext(
@@ -214,7 +214,7 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "time":
         return display.local_time(value, tz)
     if key == "reason":
-        found = END_REASONS.get(value) or display.FAIL_REASONS.get(value)
+        found = END_REASONS.get(value) or timeline.FAIL_REASONS.get(value)
         return str(found) if found is not None else str(value)
     if key == "kind":
         return str(EFFECT_KINDS.get(value, value))

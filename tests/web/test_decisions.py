@@ -20,8 +20,9 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import awaiting
+from imtheboss.web.command_forms import CommandForm
 from imtheboss.web.decisions import asked_of, consequence, reoffers
-from imtheboss.web.display import INVESTOR_NAMES, CommandForm, card_text
+from imtheboss.web.display import INVESTOR_NAMES, card_text
 from imtheboss.web.models import CommandRecord, EventRecord
 from imtheboss.web.service import create_game, get_game, load_state
 

@@ -1,5 +1,5 @@
 """Each negotiation's range of events (``imtheboss.web.negotiations``, the ``negotiations``
-table), against what splitting the whole log says (``display.negotiations`` over every event,
+table), against what splitting the whole log says (``timeline.negotiations`` over every event,
 as the pages did before the table).
 
 A whole 4-seat game (variant V3, the away proxy) is played through ``submit`` by bots that make
@@ -33,9 +33,9 @@ from helpers_db import own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import display, negotiations
+from imtheboss.web import negotiations, timeline
+from imtheboss.web.game_pages import CHAT, RECENT
 from imtheboss.web.models import db
-from imtheboss.web.pages import CHAT, RECENT
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from sqlalchemy import event, text
 
@@ -130,10 +130,10 @@ def new_game() -> str:
 # -- the whole log's answer ----------------------------------------------------------------------
 
 
-def split_log(gid: str, seat: int | None) -> list[display.Negotiation]:
+def split_log(gid: str, seat: int | None) -> list[timeline.Negotiation]:
     """The negotiations as the pages made them before the table: the whole log, split."""
     players = [name for name, _email in PLAYERS]
-    return display.negotiations(negotiations.records(gid), players, seat)
+    return timeline.negotiations(negotiations.records(gid), players, seat)
 
 
 def expected_rows(gid: str) -> list[tuple]:
@@ -180,7 +180,7 @@ def test_the_ranges_follow_every_command_of_a_whole_game(app, clock) -> None:
             assert stored_rows(gid) == expected_rows(gid), (state.seq, appended)
             kinds = [e.type for _seq, e in appended]
             opened_at_once += "deal_opened" in kinds and "deal_failed" in kinds
-            tails += "deal_closed" in kinds and any(display.is_tail(e) for _s, e in appended)
+            tails += "deal_closed" in kinds and any(timeline.is_tail(e) for _s, e in appended)
         assert endings(gid) == ENDINGS
         assert opened_at_once >= 2 and tails >= 2, (opened_at_once, tails)
         rows = negotiations.rows_of(gid)
@@ -245,12 +245,12 @@ def test_pages_built_from_the_ranges_show_what_the_whole_log_showed(app, clock) 
                 assert negotiations.one(game, len(whole) + 1, players, seat) is None
                 chat = [r for r in whole[-1].rows if r.type == "chat"][-CHAT:] if deal_open else []
                 shown = negotiations.running_chat(gid, CHAT)
-                assert [display.event_row(*r, players, seat) for r in shown] == chat
+                assert [timeline.event_row(*r, players, seat) for r in shown] == chat
                 compared += 1
         assert compared > 20, compared
 
 
-def _summary(neg: display.Negotiation) -> tuple:
+def _summary(neg: timeline.Negotiation) -> tuple:
     """What the deals list shows of a negotiation."""
     return (
         neg.number,

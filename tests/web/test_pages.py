@@ -444,7 +444,7 @@ def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
     from imtheboss.engine.game import Command, decide
     from imtheboss.engine.state import apply_in_place, state_to_json
     from imtheboss.engine.views import legal_commands, next_deadline
-    from imtheboss.web.display import public_command
+    from imtheboss.web.command_forms import public_command
     from imtheboss.web.service import get_game
 
     players = [*PLAYERS, ("Dan", "dan@example.org")]

@@ -1,0 +1,137 @@
+"""The front door: the home page, a new game and what its organiser reads next, and the
+secret links that sign a browser in as a seat or as the organiser (the session cookie only: a
+``GET`` changes no game state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import (
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import gettext as _
+from imtheboss.web import LANGUAGES, inputs
+from imtheboss.web.auth import remember_admin, remember_seat
+from imtheboss.web.forms import VARIANT_HELP, NewGameForm
+from imtheboss.web.limits import TooMany, client_address, spending
+from imtheboss.web.pages import admin_only, bp
+from imtheboss.web.service import (
+    SERVER_PROXY_HOURS,
+    ServiceError,
+    create_game,
+    is_admin_token,
+    seat_by_token,
+    seats_of,
+)
+from werkzeug.wrappers import Response
+
+
+@bp.get("/")
+def home() -> str:
+    """What this is, and a link to create a game."""
+    return render_template("home.html")
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def new_game() -> Any:
+    """Create a game: players, windows (A1), variants, R3.5, R7.1 and the board (R1.4). It
+    waits for the organiser to confirm their address (``create_game(confirmed=False)``): the
+    page says where the confirm link went; the admin link goes by mail only."""
+    form = NewGameForm()
+    errors: list[str] = []
+    if request.method == "POST":
+        if form.validate_on_submit():
+            try:
+                players = form.player_rows()
+                board = _board_from(form)
+                with spending("invitations", client_address(), cost=len(players)):
+                    created = create_game(
+                        form.title.data or "",
+                        players,
+                        {
+                            "variants": list(form.variants.data or []),
+                            "must_roll_after_close": bool(form.must_roll_after_close.data),
+                            "open_money": bool(form.open_money.data),
+                            "windows": form.window_seconds(),
+                            "proxy_hours": SERVER_PROXY_HOURS
+                            if form.proxy_hours.data is None
+                            else form.proxy_hours.data,
+                            "quiet_hours": bool(form.quiet_hours.data),
+                        },
+                        board=board,
+                        creator_email=form.creator_email.data or "",
+                        confirmed=False,
+                        starting_orders="recommended" if form.recommended_orders.data else "none",
+                    )
+            except ValueError as exc:
+                errors.append(str(exc))
+            except TooMany:
+                raise
+            except ServiceError as exc:
+                errors.append(exc.message)
+            else:
+                remember_admin(created.game_id)
+                # after a POST, a GET: reloading the page cannot make a second game
+                return redirect(url_for("pages.created_page", gid=created.game_id), 303)
+        else:
+            errors.append(_("Some fields need another look (see below)."))
+        return render_template(
+            "new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP
+        ), 400
+    return render_template("new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP)
+
+
+@bp.get("/g/<gid>/created")
+def created_page(gid: str) -> str:
+    """What the organiser reads after creating a game: the confirm mail went to their address,
+    and nobody is invited before they confirm. Only the organiser's browser sees it (403)."""
+    game = admin_only(gid)
+    players = [(seat.name, seat.email) for seat in seats_of(gid)]
+    return render_template(
+        "created.html",
+        gid=gid,
+        title=game.title or "I'm the Boss!",
+        organiser=game.creator_email,
+        players=players,
+    )
+
+
+def _board_from(form: NewGameForm) -> Any:
+    """``"default"`` or the uploaded board file's JSON (``load_board`` validates it inside
+    ``create_game``). Raises ``ValueError`` with a message."""
+    if form.board_choice.data != "upload":
+        return "default"
+    upload = form.board_file.data
+    if upload is None or not getattr(upload, "filename", ""):
+        raise ValueError(_("choose a board file to upload, or pick the default board"))
+    raw = upload.read(1 << 20)
+    try:
+        return inputs.loads(raw.decode("utf-8"), "board_file")
+    except RecursionError:
+        raise ValueError(_("the board file is nested too deeply")) from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
+
+
+@bp.get("/g/<gid>/s/<token>")
+def seat_link(gid: str, token: str) -> Response:
+    """A seat's secret link: signs this browser in as that seat (the session cookie only; no
+    game state changes on a GET) and goes on to the game page, so the token leaves the URL."""
+    seat = seat_by_token(gid, token)
+    remember_seat(gid, seat)
+    if seat.locale in LANGUAGES and "lang" not in session:
+        session["lang"] = seat.locale
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+@bp.get("/g/<gid>/admin/<token>")
+def admin_link(gid: str, token: str) -> Response:
+    """The organiser's secret link: signs this browser in as the game's admin."""
+    if not is_admin_token(gid, token):
+        raise ServiceError(403, "bad_token", _("this link is not valid for this game"))
+    remember_admin(gid)
+    return redirect(url_for("pages.admin_page", gid=gid), 303)

@@ -1,0 +1,269 @@
+"""Events as rows of the history and of a negotiation's timeline: icon, label and line for one
+seat, and the run of events split into negotiations with each window's answers.
+
+Rows are redacted for the viewing seat (``imtheboss.engine.views.redact_event``, A8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from flask import g
+from flask_babel import get_locale, lazy_gettext
+from imtheboss.engine.cards import TILE_VALUES
+from imtheboss.engine.events import Event
+from imtheboss.engine.views import redact_event
+from imtheboss.web import story  # story and this module use each other's names at call time
+
+EVENT_KINDS: dict[str, tuple[str, Any]] = {
+    # type: (icon, label)
+    "game_started": ("★", lazy_gettext("Game started")),
+    "marker_placed": ("$", lazy_gettext("Marker")),
+    "die_rolled": ("⚄", lazy_gettext("Die")),
+    "pile_reshuffled": ("↻", lazy_gettext("Reshuffle")),
+    "cards_drawn": ("+", lazy_gettext("Draw")),
+    "discard_step": ("✂", lazy_gettext("Hand limit")),
+    "cards_discarded": ("−", lazy_gettext("Discard")),
+    "turn_started": ("▶", lazy_gettext("Turn")),
+    "deal_opened": ("🤝", lazy_gettext("Deal opened")),
+    "family_played": ("♦", lazy_gettext("Family card")),
+    "terms_set": ("✎", lazy_gettext("Terms")),
+    "terms_removed": ("✗", lazy_gettext("Terms ended")),
+    "agreement_made": ("✔", lazy_gettext("Agreement")),
+    "card_pending": ("⚑", lazy_gettext("Card played")),
+    "window_answered": ("↩", lazy_gettext("Answer")),
+    "card_stopped": ("⛔", lazy_gettext("Stopped")),
+    "card_took_effect": ("⚡", lazy_gettext("Took effect")),
+    "close_called": ("🔔", lazy_gettext("Last call")),
+    "negotiation_expired": ("⌛", lazy_gettext("Deadline")),
+    "timed_out": ("⌛", lazy_gettext("Timed out")),
+    "deal_closed": ("💰", lazy_gettext("Deal closed")),
+    "deal_failed": ("✗", lazy_gettext("Deal failed")),
+    "game_ended": ("🏁", lazy_gettext("Game over")),
+    "chat": ("💬", lazy_gettext("Chat")),
+    "deadlines_extended": ("⏸", lazy_gettext("Deadlines moved")),
+    "seat_away": ("☾", lazy_gettext("Away")),
+    "orders_set": ("⚙", lazy_gettext("Your standing orders")),
+    "night_set": ("☾", lazy_gettext("Night")),
+    "proxy_scheduled": ("⏲", lazy_gettext("Away")),
+    "proxy_started": ("🤖", lazy_gettext("Server plays")),
+}
+
+# Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.
+SEAT_EVENTS = frozenset({"seat_away", "orders_set", "night_set", "proxy_scheduled"})
+
+FAIL_REASONS = {
+    "declared": lazy_gettext("the boss declared it failed"),
+    "deadline": lazy_gettext("the negotiation deadline passed with requirements unmet"),
+    "turn_deadline": lazy_gettext(
+        "opened for the player at their turn deadline (they had to open a deal); failed at once"
+    ),
+    "requirements_not_met": lazy_gettext("the requirements were not met"),
+    "proxy": lazy_gettext(
+        "opened by the server for a player away too long, who had to open a deal; failed at once"
+    ),
+}
+
+WAIT_REASONS = {
+    "place_marker": lazy_gettext("to place the marker"),
+    "turn": lazy_gettext("to take a turn"),
+    "discard": lazy_gettext("to discard down to the hand limit"),
+    "stop": lazy_gettext("to stop the pending card or let it happen"),
+    "last_call": lazy_gettext("to answer the last call"),
+    "negotiation": lazy_gettext("to close the deal or declare it failed"),
+}
+
+ANSWERS = {
+    "allow": lazy_gettext("let it happen"),
+    "pass": lazy_gettext("passed"),
+    "stop": lazy_gettext("stopped it"),
+}
+
+
+@dataclass
+class Row:
+    """One event as one seat may see it: ``data`` is ``redact_event``'s output (A8)."""
+
+    seq: int
+    at: datetime
+    type: str
+    data: dict[str, Any]
+    text: str
+    icon: str
+    label: str
+    window: dict[str, Any] | None = None
+
+
+def visible(event: Event, seat: int | None) -> bool:
+    """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
+    orders (A10) are not even a line there."""
+    return not (event.type == "orders_set" and event.by != seat)
+
+
+def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
+    """An event for the page of ``seat``: its line in the reader's language (redacted per seat,
+    ``imtheboss.web.story``) plus an icon and a translated label."""
+    icon, label = event_kind(event)
+    return Row(
+        seq=seq,
+        at=at,
+        type=event.type,
+        data=redact_event(event, seat),
+        text=story.line(event, players, seat),
+        icon=icon,
+        label=label,
+    )
+
+
+# Kinds of one event type that have an icon and a label of their own: (type, key, value).
+SUBKINDS = {
+    ("card_took_effect", "kind", "boss"): ("👑", lazy_gettext("New boss")),  # R5.5
+    ("terms_removed", "reason", "lapsed"): ("⌁", lazy_gettext("Lapsed")),  # R4.7, R5.5
+}
+_SUBKIND_KEY = {kind: key for kind, key, _value in SUBKINDS}
+
+
+def event_kind(event: Event) -> tuple[str, str]:
+    """The icon and the label of ``event`` in the page's language, each resolved once per
+    request and kind of event (a page of a thousand events translates a few dozen labels)."""
+    key = _SUBKIND_KEY.get(event.type)
+    kind = (event.type, key, event.data.get(key)) if key else (event.type, None, None)
+    labels = g.setdefault("event_labels", {}).setdefault(str(get_locale()), {})
+    found = labels.get(kind)
+    if found is None:
+        icon, label = SUBKINDS.get(kind) or EVENT_KINDS.get(event.type, ("•", event.type))
+        found = labels[kind] = (icon, str(label))
+    return found
+
+
+@dataclass
+class Negotiation:
+    """One negotiation: from ``deal_opened`` to ``deal_closed``/``deal_failed`` (plus the end
+    roll and the game's end that follow a closing)."""
+
+    number: int
+    space: int
+    opener: int
+    opened_at: datetime
+    deals_closed_before: int
+    rows: list[Row] = field(default_factory=list)
+    end: Row | None = None
+    windows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """``running``, ``closed`` or ``failed``."""
+        if self.end is None:
+            return "running"
+        return "closed" if self.end.type == "deal_closed" else "failed"
+
+    def proceeds(self, shares: int, tiles: list[int]) -> int:
+        """The proceeds: the closing event's, else shares x the share value of the tile on
+        top when the negotiation ran."""
+        if self.end is not None and self.end.type == "deal_closed":
+            return int(self.end.data["proceeds"])
+        index = self.deals_closed_before
+        return shares * TILE_VALUES[tiles[index]] if index < len(tiles) else 0
+
+
+def is_tail(event: Event) -> bool:
+    """Whether ``event`` belongs to the negotiation whose closing it follows: the end roll and
+    the game's end (R7.2)."""
+    return event.type == "game_ended" or (
+        event.type == "die_rolled" and event.data.get("purpose") == "end"
+    )
+
+
+def negotiations(
+    records: list[tuple[int, datetime, Event]],
+    players: list[str],
+    seat: int | None,
+    first_number: int = 1,
+    closed_before: int = 0,
+) -> list[Negotiation]:
+    """Split a run of the game's events into its negotiations, numbered from ``first_number``
+    in order (``closed_before``: deals closed before the run); each row is redacted for ``seat``
+    and each stop window or last call carries who answered what."""
+    out: list[Negotiation] = []
+    current: Negotiation | None = None
+    closed = closed_before
+    for seq, at, event in records:
+        t = event.type
+        if not visible(event, seat) or (t in SEAT_EVENTS and current is not None):
+            continue
+        if t == "deal_opened":
+            current = Negotiation(
+                number=first_number + len(out),
+                space=event.data["space"],
+                opener=event.data["boss"],
+                opened_at=at,
+                deals_closed_before=closed,
+            )
+            out.append(current)
+        elif current is None:
+            continue
+        elif current.end is not None and not is_tail(event):
+            current = None
+            continue
+        row = event_row(seq, at, event, players, seat)
+        current.rows.append(row)
+        _track_window(current, row)
+        if t in ("deal_closed", "deal_failed"):
+            current.end = row
+            if t == "deal_closed":
+                closed += 1
+    return out
+
+
+def _track_window(neg: Negotiation, row: Row) -> None:
+    d = row.data
+    windows = neg.windows
+    if row.type == "card_pending":
+        row.window = windows[d["window"]] = {
+            "kind": "stop",
+            "deadline": d["deadline"],
+            "answers": [],
+            "result": None,
+            "missed": [],
+        }
+        for w in windows.values():  # A3: a card played during a last call cancels the closing
+            if w["kind"] == "last_call" and w["result"] is None and d.get("cancels_close"):
+                w["result"] = "cancelled"
+    elif row.type == "close_called":
+        row.window = windows[d["window"]] = {
+            "kind": "last_call",
+            "deadline": d["deadline"],
+            "answers": [],
+            "result": None,
+            "missed": [],
+        }
+    elif row.type == "window_answered" and d["window"] in windows:
+        windows[d["window"]]["answers"].append((d["seat"], d["answer"], row.at))
+    elif row.type == "card_stopped" and d["window"] in windows:
+        w = windows[d["window"]]
+        w["answers"].append((d["seat"], "stop", row.at))
+        w["result"] = "stopped"
+    elif row.type == "card_took_effect" and d["window"] in windows:
+        w = windows[d["window"]]
+        w["result"] = w["result"] or "took_effect"
+    elif row.type == "timed_out" and d["window"] in windows:
+        w = windows[d["window"]]
+        w["missed"] = list(d["missed"])
+        w["result"] = "timed_out"
+    elif row.type in ("deal_closed", "deal_failed"):
+        for w in windows.values():
+            if w["kind"] == "last_call" and w["result"] in (None, "timed_out"):
+                w["result"] = w["result"] or ("closed" if row.type == "deal_closed" else "failed")
+
+
+WINDOW_RESULTS = {
+    "stopped": lazy_gettext("stopped"),
+    "took_effect": lazy_gettext("took effect"),
+    "timed_out": lazy_gettext("the window timed out"),
+    "cancelled": lazy_gettext("cancelled by a card played during the last call"),
+    "closed": lazy_gettext("the deal closed"),
+    "failed": lazy_gettext("the deal failed"),
+    None: lazy_gettext("still open"),
+}
