@@ -4,7 +4,7 @@ tiles' backs, R1.2, R1.3), as a server-rendered SVG (``templates/partials/board_
 script).
 
 ``picture(v, forms)`` reads only ``view``'s answer ``v`` (A8: the board is public) and the
-viewer's ``place_marker`` forms (``display.CommandForm``), which the template lays over their
+viewer's ``place_marker`` forms (``command_forms.CommandForm``), which the template lays over their
 spaces as buttons posting the same command as the form list does. Everything reads without
 colour: each investor chip carries its letter, a covered space is hatched and names its tile,
 the marker is a ``$`` token, the deal's space has a double border, a space the viewer may
@@ -117,7 +117,7 @@ def register(app: Flask) -> None:
 
 def picture(v: dict[str, Any], forms: list | None = None) -> Board:
     """The board of ``view``'s answer ``v`` in the current locale. ``forms``: the game page's
-    grouped forms (``display.command_forms``'s ``[(key, title, forms)]``) or ``None``; its
+    grouped forms (``command_forms.command_forms``'s ``[(key, title, forms)]``) or ``None``; its
     ``place_marker`` forms become buttons on their spaces."""
     picks = {
         f.cmd["space"]: f

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, render_template
 from flask_babel import lazy_gettext
-from imtheboss.web import display, negotiations, pages, story, threads
+from imtheboss.web import negotiations, pages, story, threads, timeline
 from imtheboss.web.service import load_state, require_confirmed
 
 bp = Blueprint("story", __name__)
@@ -36,10 +36,10 @@ def register(app: Flask) -> None:
 @bp.get("/g/<gid>/story")
 def story_page(gid: str) -> str:
     """The story of the game so far as the viewer may read it."""
-    game, seat, admin = pages._viewer(gid)
+    game, seat, admin = pages.viewer(gid)
     require_confirmed(game)
     state = load_state(game)
-    ctx = pages._frame(game, seat, admin, state)
+    ctx = pages.frame(game, seat, admin, state)
     told = threads.story(negotiations.records(gid), seat)
     players, tz = ctx["players"], ctx["tz"]
 
@@ -52,7 +52,7 @@ def story_page(gid: str) -> str:
         words=story.card_words,
         outcomes=OUTCOMES,
         filled=lambda f: _filled(f, players),
-        fail_reasons=display.FAIL_REASONS,
+        fail_reasons=timeline.FAIL_REASONS,
     )
     return render_template("story.html", **ctx)
 

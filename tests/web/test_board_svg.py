@@ -15,7 +15,7 @@ from helpers_pages import forms_of
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import board_svg, display
+from imtheboss.web import board_svg, command_forms, display
 from imtheboss.web.service import get_game, load_state
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -100,7 +100,7 @@ def test_the_marker_choices_are_the_legal_ones(app) -> None:
     state = replay(simulate(4, 3).events[:1])
     seat = state.active
     v = view(state, seat)
-    forms = display.command_forms(legal_commands(state, seat), v, list(state.players))
+    forms = command_forms.command_forms(legal_commands(state, seat), v, list(state.players))
     page = _render(app, v, forms, "en")
     picks = re.findall(r'class="pick pick-r(\d) pick-c(\d)"', page)
     assert [(int(r), int(c)) for r, c in picks] == board_svg.RING
@@ -108,7 +108,7 @@ def test_the_marker_choices_are_the_legal_ones(app) -> None:
     assert cmds == [{"do": "place_marker", "space": i} for i in range(16)]
     later = _state_after(1)
     v = view(later, later.active)
-    forms = display.command_forms(legal_commands(later, later.active), v, list(later.players))
+    forms = command_forms.command_forms(legal_commands(later, later.active), v, list(later.players))
     assert "board-picks" not in _render(app, v, forms, "en")
 
 
