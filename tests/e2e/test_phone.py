@@ -63,7 +63,6 @@ SHOOT = {  # the pages saved as screenshots (tests/e2e/screenshots/phone-*.png)
     "end: game page of seat 0",
     "end: a closed negotiation",
     "end: history page 1",
-    "end: the story",
     "end: inbox of seat 0",
     "end: admin page",
 }
