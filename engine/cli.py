@@ -59,29 +59,42 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from imtheboss.engine.record import RecordError, read_record
+    from imtheboss.engine.record import read_record
     from imtheboss.engine.verify import verify
     from imtheboss.web.story import speaking
-    from imtheboss.web.verify_report import verdict_lines
+    from imtheboss.web.verify_report import (
+        bad_hash_text,
+        record_error_text,
+        unreadable_text,
+        verdict_lines,
+    )
 
-    if args.hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", args.hash):
-        print("imtheboss: --hash takes 8 to 64 hex digits of the seed hash", file=sys.stderr)
-        return 2
-    try:
-        if args.file == "-":
-            doc = json.load(sys.stdin)
-        else:
-            with open(args.file, encoding="utf-8") as f:
-                doc = json.load(f)
-        verdict = verify(read_record(doc), args.hash)
-    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:  # RecordError too
-        kind = "not a game record" if isinstance(exc, RecordError) else "unreadable"
-        print(f"imtheboss: {args.file}: {kind}: {exc}", file=sys.stderr)
-        return 2
     with speaking(args.lang):
+        if args.hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", args.hash):
+            print("imtheboss: " + bad_hash_text(), file=sys.stderr)
+            return 2
+        try:
+            doc = _read_json(args.file)
+        except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+            print("imtheboss: " + unreadable_text(exc, args.file), file=sys.stderr)
+            return 2
+        try:
+            verdict = verify(read_record(doc), args.hash)
+        except (RecursionError, ValueError) as exc:  # RecordError, or values verify cannot read
+            print("imtheboss: " + record_error_text(exc, args.file), file=sys.stderr)
+            return 2
         lines = verdict_lines(verdict, args.file)
     print("\n".join(lines), file=sys.stdout if verdict.ok else sys.stderr)
     return 0 if verdict.ok else 1
+
+
+def _read_json(name: str) -> object:
+    """The JSON document in file ``name`` (``-``: standard input). Raises ``OSError``,
+    ``UnicodeDecodeError``, ``json.JSONDecodeError`` or ``RecursionError``."""
+    if name == "-":
+        return json.load(sys.stdin)
+    with open(name, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,17 @@ HEADER = ("players", "options", "board", "seed", "seed_hash")
 
 
 class RecordError(ValueError):
-    """A document that is not a readable game record; the message says what is wrong."""
+    """A document that is not a readable game record; the message says what is wrong (in
+    English, for logs). ``code`` names the problem and ``params`` its details, for a reader's
+    language (``imtheboss.web.verify_report.record_error_text``): ``not_object``, ``format``
+    (``found``), ``missing`` (``key``), ``header_types``, ``seed_types``, ``no_events``,
+    ``entry_seq``, ``entry_at``, ``entry_event``, ``entry_by`` (each ``seq``), ``first_event``,
+    ``bad_start``."""
+
+    def __init__(self, message: str, code: str = "", **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 @dataclass(frozen=True)
@@ -79,44 +89,50 @@ def read_record(doc: Any) -> Record:
     format, a missing or mistyped header field, events out of order or unreadable, or a first
     event that cannot start a game."""
     if not isinstance(doc, dict):
-        raise RecordError("a game record is a JSON object")
+        raise RecordError("a game record is a JSON object", "not_object")
     if doc.get("format") != RECORD_FORMAT:
-        raise RecordError(f'"format" is not {RECORD_FORMAT!r}: this is not a game record')
+        raise RecordError(
+            f'"format" is not {RECORD_FORMAT!r}: this is not a game record',
+            "format",
+            found=str(doc.get("format"))[:80],
+        )
     missing = [key for key in (*HEADER, "events") if key not in doc]
     if missing:
-        raise RecordError(f"the record has no {missing[0]!r}")
+        raise RecordError(f"the record has no {missing[0]!r}", "missing", key=missing[0])
     if not isinstance(doc["players"], list) or not isinstance(doc["options"], dict):
-        raise RecordError('"players" is a list and "options" an object')
+        raise RecordError('"players" is a list and "options" an object', "header_types")
     if not isinstance(doc["seed_hash"], str) or not isinstance(doc["seed"], str | int):
-        raise RecordError('"seed" is text or a whole number and "seed_hash" text')
+        raise RecordError('"seed" is text or a whole number and "seed_hash" text', "seed_types")
     entries = doc["events"]
     if not isinstance(entries, list) or not entries:
-        raise RecordError('"events" is a list of at least one event')
+        raise RecordError('"events" is a list of at least one event', "no_events")
     events, times = [], []
     for seq, entry in enumerate(entries, 1):
         event, at = _read_entry(seq, entry)
         events.append(event)
         times.append(at)
     if events[0].type != "game_started":
-        raise RecordError("the first event is not game_started")
+        raise RecordError("the first event is not game_started", "first_event")
     try:
         start_state(events[0])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordError(f"the first event cannot start a game: {exc!r}") from None
+        raise RecordError(f"the first event cannot start a game: {exc!r}", "bad_start") from None
     header = {key: doc[key] for key in (*HEADER, "result", "game") if key in doc}
     return Record(header, events, times)
 
 
 def _read_entry(seq: int, entry: Any) -> tuple[Event, str | None]:
     if not isinstance(entry, dict) or entry.get("seq") != seq:
-        raise RecordError(f"event {seq}: each entry is an object whose seq counts from 1")
+        raise RecordError(
+            f"event {seq}: each entry is an object whose seq counts from 1", "entry_seq", seq=seq
+        )
     at = entry.get("at")
     if at is not None and not isinstance(at, str):
-        raise RecordError(f"event {seq}: at is ISO 8601 text")
+        raise RecordError(f"event {seq}: at is ISO 8601 text", "entry_at", seq=seq)
     raw = entry.get("event")
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-        raise RecordError(f"event {seq}: event is an object with a type")
+        raise RecordError(f"event {seq}: event is an object with a type", "entry_event", seq=seq)
     by = raw.get("by")
     if by is not None and (isinstance(by, bool) or not isinstance(by, int)):
-        raise RecordError(f"event {seq}: by is a seat number or null")
+        raise RecordError(f"event {seq}: by is a seat number or null", "entry_by", seq=seq)
     return Event.from_json(raw), at

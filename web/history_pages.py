@@ -65,6 +65,8 @@ NOTIFICATION_KINDS = {
     "deal_closed": "💰",
     "deal_failed": "✗",
     "game_over": "🏁",
+    "played_for": "🤖",
+    "marked_away": "☾",
 }
 
 

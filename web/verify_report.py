@@ -111,3 +111,55 @@ def verdict_lines(verdict: Verdict, name: str) -> list[str]:
             events=verdict.events,
         ),
     ]
+
+
+RECORD_ERRORS = {  # imtheboss.engine.record.RecordError's codes
+    "not_object": lazy_gettext("a game record is a JSON object"),
+    "format": lazy_gettext(
+        "its “format” is %(found)s, not imtheboss-game/1: this is not a game record"
+    ),
+    "missing": lazy_gettext("the record has no “%(key)s”"),
+    "header_types": lazy_gettext("“players” must be a list and “options” an object"),
+    "seed_types": lazy_gettext("“seed” must be text or a whole number and “seed_hash” text"),
+    "no_events": lazy_gettext("“events” must be a list of at least one event"),
+    "entry_seq": lazy_gettext(
+        "event %(seq)s: each entry must be an object whose “seq” counts from 1"
+    ),
+    "entry_at": lazy_gettext("event %(seq)s: “at” must be ISO 8601 text"),
+    "entry_event": lazy_gettext("event %(seq)s: “event” must be an object with a “type”"),
+    "entry_by": lazy_gettext("event %(seq)s: “by” must be a seat number or null"),
+    "first_event": lazy_gettext("the first event is not the game's start"),
+    "bad_start": lazy_gettext("the first event cannot start a game"),
+}
+
+
+def record_error_text(exc: ValueError, name: str) -> str:
+    """Why file ``name`` is not a game record (a ``RecordError``, or another ``ValueError``
+    from reading it), in the current locale."""
+    found = RECORD_ERRORS.get(getattr(exc, "code", ""))
+    why = str(found) % getattr(exc, "params", {}) if found is not None else _("malformed")
+    return _("%(file)s is not a game record: %(why)s", file=name, why=why)
+
+
+def unreadable_text(exc: Exception, name: str) -> str:
+    """Why file ``name`` could not be read at all (the system's error, not UTF-8, not JSON,
+    nested too deeply), in the current locale."""
+    if isinstance(exc, json.JSONDecodeError):
+        return _(
+            "%(file)s is not JSON (line %(line)d, column %(column)d)",
+            file=name,
+            line=exc.lineno,
+            column=exc.colno,
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return _("%(file)s is not UTF-8 text", file=name)
+    if isinstance(exc, RecursionError):
+        return _("%(file)s is nested too deeply to be a game record", file=name)
+    if isinstance(exc, FileNotFoundError):
+        return _("%(file)s does not exist", file=name)
+    return _("%(file)s cannot be read", file=name)
+
+
+def bad_hash_text() -> str:
+    """The refusal of a ``--hash`` that is not 8 to 64 hex digits, in the current locale."""
+    return _("--hash takes 8 to 64 hex digits of the seed hash")

@@ -175,7 +175,12 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     )
     expect(provider.live.locator("form.cmd-place_marker")).to_have_count(0)
     expect(boss.live).to_contain_text("Place the marker on a space to start the game:")
-    boss.act(boss.button(f"Space {s.space}"), f"{boss.name} places the marker on space {s.space}")
+    expect(boss.live.locator("#board .board-picks form")).to_have_count(16)  # every space
+    on_board = boss.live.locator("#board .board-picks").get_by_role(
+        "button", name=f"Place the marker on space {s.space}", exact=True
+    )  # the square over the space on the board's picture, clicked where it is drawn
+    boss.act(on_board, f"{boss.name} places the marker on space {s.space}")
+    expect(boss.live.locator(f"#space-{s.space}.has-marker")).to_have_count(1)
     boss.act(
         boss.live.get_by_role("button", name=re.compile(r"^Open a deal on space")),
         f"{boss.name} opens a deal on space {s.space}",

@@ -8,7 +8,8 @@ call, the first discard step, the first closed deal and at the end, real chromiu
 JavaScript on, a 360 x 740 viewport) opens every page each seat can reach and measures
 ``document.documentElement.scrollWidth`` against ``window.innerWidth``: the game page of every
 seat (the boss's forms among them), the live part as htmx swaps it in, the history (first and
-last page), the deals list, each kind of negotiation page, the inbox, settings, standing
+last page), the replay (at the first event, at the long chat line, at the end), the story, the
+deals list, each kind of negotiation page, the inbox, settings, standing
 orders; the organiser's admin page, created page and resend page; the new-game form (empty
 and refused), the confirm page, the unsubscribe page; signing in by email (the form, its
 answer, the link's button) and the signed-in address's list of games and defaults (during the
@@ -261,6 +262,16 @@ def history_pages(phone: Phone, viewer: int = 0) -> None:
     phone.visit(f"end: history page {last}", f"{base}?page={last}", viewer)
 
 
+def replay_and_story(phone: Phone, app: Any, talked_at: int, viewer: int = 0) -> None:
+    """The replay at the first event, at the long chat line in a running deal and at the end,
+    and the story of the whole game."""
+    with app.app_context():
+        total = get_game(phone.gid).last_seq
+    for at in (1, talked_at, total):
+        phone.visit(f"end: replay at event {at}", f"/g/{phone.gid}/replay?at={at}", viewer)
+    phone.visit("end: the story", f"/g/{phone.gid}/story", viewer)
+
+
 def organiser_pages(phone: Phone, app: Any, created: Any) -> None:
     base = f"/g/{phone.gid}"
     phone.visit("end: admin page", f"{base}/admin", None)
@@ -360,13 +371,15 @@ def test_every_page_fits_a_phone(
     sign_in_by_email(phone, app, players[0][1])
 
     seen: set[str] = set()
-    talked = False
+    talked, talked_at = False, 0
     for state in game.moves():
         deal = state.deal
         if deal is not None and deal.terms and not talked:
             game.submit(0, {"do": "chat", "text": f"{LONG}: {WORD}"})
             game.submit(2, {"do": "chat", "text": WORD})
             talked = True
+            with app.app_context():
+                talked_at = get_game(created.game_id).last_seq
             game_pages(phone, "open terms", range(state.n))
             deal_pages(phone, "open terms", game)
             home_pages(phone, "open terms")
@@ -388,6 +401,7 @@ def test_every_page_fits_a_phone(
     game_pages(phone, "end", range(state.n))
     deal_pages(phone, "end", game)
     history_pages(phone)
+    replay_and_story(phone, app, talked_at)
     for seat in range(state.n):
         seat_pages(phone, seat)
     stranger_pages(phone)

@@ -19,11 +19,12 @@ fragment it can reach and the API's answers, and two checks run:
   and the API's view and events are redacted.
 
 Event rows never change once written (and their redaction does not depend on the moment), so
-the last sample (game over) renders every negotiation and every history page for every seat and
-compares all of them under the scramble; the samples before render the newest negotiation, the
-newest and oldest history pages, the inbox, the settings and the API's events for the direct
-checks, and compare the answers built from the live state (game page, fragment, the API's view,
-whose "Latest" list also comes from the event log) under the scramble.
+the last sample (game over) renders every negotiation, every history page and the story for
+every seat and compares all of them under the scramble; the samples before render the newest
+negotiation, the newest and oldest history pages, the story, the inbox, the settings and the
+API's events for the direct checks, and compare the answers built from the live state (game
+page, fragment, the API's view, whose "Latest" list also comes from the event log) under the
+scramble.
 
 The bots' game (fixed seed, fixed bot choices) visits every phase; the test asserts that it did.
 """
@@ -178,8 +179,9 @@ def scrambled(
 def paths(table: Table, viewer: int | None, scope: str) -> list[str]:
     """What ``viewer`` can reach (``api:`` entries are the JSON API's answers). ``scope``:
     ``live`` the answers built from the state (game page, fragment, the API's view); ``sample``
-    those plus the newest negotiation and history pages, the oldest history page, the inbox,
-    the settings and the API's events; ``full`` every negotiation and every history page."""
+    those plus the newest negotiation and history pages, the oldest history page, the story,
+    the inbox, the settings and the API's events; ``full`` every negotiation and every history
+    page."""
     gid = table.gid
     out = [f"/g/{gid}", f"/g/{gid}/fragment", "api:game"]
     if scope == "live":
@@ -197,6 +199,7 @@ def paths(table: Table, viewer: int | None, scope: str) -> list[str]:
     pages = range(1, history_pages + 1) if full else sorted({1, history_pages})
     out += [f"/g/{gid}/deals", *(f"/g/{gid}/deals/{n}" for n in numbers)]
     out += [f"/g/{gid}/history?page={p}" for p in pages]
+    out.append(f"/g/{gid}/story")
     if viewer is not None:
         out += [f"/g/{gid}/inbox", f"/g/{gid}/settings"]
     return [*out, "api:events"]
