@@ -32,7 +32,10 @@ counts those still without a timeout ``--drain`` seconds later (a backlog may fi
 the games go on meanwhile, then they are paused). When the workers fall behind, each late fire
 also delays the game's next window, so fewer may fall due by the end: the first line of the
 output says how many did, and over how long. CPU seconds of the worker processes and of
-PostgreSQL (this database's backends) during the run are printed per fired deadline.
+PostgreSQL (this database's backends) during the run are printed per fired deadline, and
+PostgreSQL's by whom its backends serve (each process connects with ``application_name``
+``bench-deadlines``, ``bench-mail`` or ``bench-bench``: the deadlines workers with their sweep,
+the mail worker, this process).
 
 It uses a PostgreSQL database of its own, ``imtheboss_bench_deadlines_<pid>`` (created, then
 dropped), and Redis database 14 (flushed before and after; ``FLUSHDB`` of that number only).
@@ -145,6 +148,37 @@ def group_cpu(procs: list[subprocess.Popen]) -> float:
 def postgres_cpu() -> float:
     """CPU seconds of PostgreSQL's backends connected to this benchmark's database."""
     return cpu_seconds(lambda _pid, _fields, cmd: cmd.startswith("postgres") and DB_NAME in cmd)
+
+
+ROLES = ("deadlines", "mail", "bench")  # who a backend serves: its ``application_name``
+
+
+def backends_cpu(admin: psycopg.Connection) -> dict[int, tuple[str, float]]:
+    """``{pid: (role, CPU seconds)}`` of the backends of this benchmark's database, by the
+    ``application_name`` each process connects with (``bench-<role>``)."""
+    rows = admin.execute(
+        "SELECT pid, application_name FROM pg_stat_activity WHERE datname = %s", (DB_NAME,)
+    ).fetchall()
+    found = {}
+    for pid, name in rows:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        found[pid] = (name.removeprefix("bench-"), (int(fields[11]) + int(fields[12])) / TICK)
+    return found
+
+
+def cpu_by_role(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """PostgreSQL's CPU seconds between two ``backends_cpu`` readings, by role (the backends
+    alive at the second; one that ended meanwhile is not counted)."""
+    spent = dict.fromkeys(ROLES, 0.0)
+    for pid, (role, seconds) in after.items():
+        start = before.get(pid, (role, 0.0))[1]
+        spent[role] = spent.get(role, 0.0) + seconds - start
+    return {role: round(seconds, 1) for role, seconds in spent.items()}
 
 
 def parse_args() -> argparse.Namespace:
@@ -359,6 +393,12 @@ def report(args: argparse.Namespace, result: dict[str, Any], extra: dict[str, An
         f"{extra['cpu_mail_s']:.1f} s, PostgreSQL {extra['cpu_postgres_s']:.1f} s "
         f"({extra['cpu_postgres_s'] / fired * 1e3:.1f} ms a deadline)"
     )
+    roles = extra["cpu_postgres_by_role_s"]
+    print(
+        "PostgreSQL's CPU by whom its backends serve: "
+        + ", ".join(f"{role} {seconds:.1f} s" for role, seconds in roles.items())
+        + f" (deadlines: {roles['deadlines'] / fired * 1e3:.1f} ms a deadline)"
+    )
     print(f"worker log errors: {extra['errors']} (logs in {extra['logs']})")
     if args.json:
         out = {**{k: result[k] for k in ("due", "fired_once", "twice", "never")}, **figures}
@@ -390,7 +430,8 @@ def main() -> None:
         {
             "SQLALCHEMY_DATABASE_URI": database_url.replace(
                 "postgresql://", "postgresql+psycopg://"
-            ),
+            )
+            + "?application_name=bench-bench",
             "SECRET_KEY": "bench-deadlines",
             "BASE_URL": "http://bench.invalid",
             "TASKS": True,
@@ -401,13 +442,19 @@ def main() -> None:
     )
     logs = [folder / f"deadlines{i}.log" for i in range(args.workers)] + [folder / "mail.log"]
     queue = ["--concurrency", str(args.concurrency), "--without-gossip", "--without-mingle", "-Q"]
+    named = {
+        role: {**env, "DATABASE_URL": f"{database_url}?application_name=bench-{role}"}
+        for role in ROLES
+    }
     procs = [
-        start_worker(env, log, queue + ["deadlines"] + (["-B"] if i == 0 else []), f"dl{i}")
+        start_worker(
+            named["deadlines"], log, queue + ["deadlines"] + (["-B"] if i == 0 else []), f"dl{i}"
+        )
         for i, log in enumerate(logs[:-1])
     ]
     mail = None
     if not args.no_mail_worker:
-        mail = start_worker(env, logs[-1], queue + ["mail"], "mail", nice=args.mail_nice)
+        mail = start_worker(named["mail"], logs[-1], queue + ["mail"], "mail", nice=args.mail_nice)
     print(
         f"{args.games} games x {args.rounds} turn windows of {args.window} s = "
         f"{args.games * args.rounds} deadlines; {args.workers} deadlines worker process(es) of "
@@ -429,11 +476,13 @@ def main() -> None:
             )
             mailers = [mail] if mail else []
             cpu = (group_cpu(procs), group_cpu(mailers), postgres_cpu())
+            backends = backends_cpu(admin)
             ended = wait_out(args, games, t0 + args.lead)
             extra = {
                 "cpu_deadlines_s": round(group_cpu(procs) - cpu[0], 1),
                 "cpu_mail_s": round(group_cpu(mailers) - cpu[1], 1),
                 "cpu_postgres_s": round(postgres_cpu() - cpu[2], 1),
+                "cpu_postgres_by_role_s": cpu_by_role(backends, backends_cpu(admin)),
                 "made_late": behind,
             }
             result = measure(args, ended)

@@ -107,6 +107,15 @@ def invitation(
     return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
 
 
+REMIND_AT = 0.8  # of a window: when its reminder is due
+
+
+def remind_time(opened: datetime, due: datetime) -> datetime:
+    """When the reminder of a window opened at ``opened`` and due at ``due`` is due (aware
+    UTC): ``REMIND_AT`` of the way."""
+    return opened + (due - opened) * REMIND_AT
+
+
 def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
     """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
     urgent, written by the worker at 80% of the window."""

@@ -56,6 +56,7 @@ from imtheboss.web.notify import (
     invitation,
     notifications_for,
     organiser_confirmation,
+    remind_time,
 )
 from imtheboss.web.store import (
     STATES,
@@ -695,7 +696,8 @@ def deadline_changes(
 ) -> DeadlineChanges:
     """The deadline rows to change from the windows ``before`` the command and after it
     (``state``), without reading a row: one ``open`` row per window with a deadline (its
-    ``deadlines`` columns, opened at ``opened_at``), the windows that ended ``done``."""
+    ``deadlines`` columns, opened at ``opened_at``, its reminder due at ``remind_time``), the
+    windows that ended ``done``."""
     old, new = _deadline_windows(before), _deadline_windows(state)
     opened = [
         {
@@ -704,6 +706,7 @@ def deadline_changes(
             "kind": w.kind,
             "due_at": w.deadline,
             "opened_at": opened_at,
+            "remind_at": remind_time(opened_at, w.deadline),
         }
         for wid, w in new.items()
         if wid not in old

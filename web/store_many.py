@@ -38,6 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import text as sql_text
 
+TIMES = ("due_at", "opened_at", "remind_at")  # the times of an opened deadline row
 Locked = tuple[LockedGame, list[Any], bool]  # the row, its tail, whether the key is used
 
 
@@ -150,8 +151,8 @@ def write_deadlines(
 ) -> None:
     """In one statement: the open rows of ``ended`` (``(game_id, window_id)``) made ``done``,
     those of ``moved`` (``(game_id, window_id, due_at)``) given their new time (unclaimed), and
-    the rows ``opened`` (``game_id``, ``window_id``, ``kind``, ``due_at``, ``opened_at``)
-    inserted, a row already there left alone."""
+    the rows ``opened`` (``game_id``, ``window_id``, ``kind``, ``due_at``, ``opened_at``,
+    ``remind_at``) inserted, a row already there left alone."""
     if not (ended or moved or opened):
         return
     params = {
@@ -159,16 +160,7 @@ def write_deadlines(
         "moved": json.dumps(
             [{"game_id": g, "window_id": w, "due_at": at.isoformat()} for g, w, at in moved]
         ),
-        "opened": json.dumps(
-            [
-                {
-                    **row,
-                    "due_at": row["due_at"].isoformat(),
-                    "opened_at": row["opened_at"].isoformat(),
-                }
-                for row in opened
-            ]
-        ),
+        "opened": json.dumps([{**row, **{k: row[k].isoformat() for k in TIMES}} for row in opened]),
     }
     db.session.connection().execute(_deadlines_statement(), params)
 
@@ -189,11 +181,12 @@ def _deadlines_statement() -> TextClause:
             WHERE deadlines.game_id = x.game_id AND deadlines.window_id = x.window_id
               AND deadlines.state = 'open'
         )
-        INSERT INTO deadlines (game_id, window_id, kind, due_at, opened_at, state, reminded)
-        SELECT game_id, window_id, kind, due_at, opened_at, 'open', false
+        INSERT INTO deadlines (game_id, window_id, kind, due_at, opened_at, remind_at, state,
+                               reminded)
+        SELECT game_id, window_id, kind, due_at, opened_at, remind_at, 'open', false
         FROM json_to_recordset(CAST(:opened AS json))
              AS x(game_id text, window_id text, kind text, due_at timestamptz,
-                  opened_at timestamptz)
+                  opened_at timestamptz, remind_at timestamptz)
         ON CONFLICT (game_id, window_id) DO NOTHING
         """
     )

@@ -1,7 +1,9 @@
 """Reminders at 80% of a window, found by a stored time through an index.
 
 - ``plan_reminders``: an open deadline with no ``remind_at`` gets one (its opening time plus
-  80% of the window), so the rows are found by time, not by loading every open deadline.
+  80% of the window, ``notify.remind_time``), so the rows are found by time, not by loading
+  every open deadline. The service writes it with the row (``service.deadline_changes``):
+  only rows written by code before that need planning.
 - ``claim_reminders`` (the sweep): due ones are taken in batches (``FOR UPDATE SKIP LOCKED``)
   and their ``remind_at`` pushed on by ``DEADLINE_STALE_SECONDS``, a lease: if the mail worker
   that got them dies, the sweep claims them again then.
@@ -21,17 +23,11 @@ from datetime import datetime, timedelta
 from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
-from imtheboss.web.notify import reminder
+from imtheboss.web.notify import remind_time, reminder
 from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 
-REMIND_AT = 0.8  # of a window
 PLAN_MAX = 5000  # rows planned by one sweep (the rest by the next)
-
-
-def remind_time(opened: datetime, due: datetime) -> datetime:
-    """When the reminder of a window opened at ``opened`` and due at ``due`` is due."""
-    return opened + (due - opened) * REMIND_AT
 
 
 def _waiting():

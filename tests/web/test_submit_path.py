@@ -198,6 +198,24 @@ def test_deadline_rows_follow_the_windows_through_a_game(app, clock) -> None:
         assert extends, "the resume moved the deadlines"
 
 
+def test_a_deadline_row_is_written_with_its_reminder_time(app, clock) -> None:
+    """Each deadline row opened by a command comes with the time of its reminder (80% of the
+    window from its opening), so no sweep has to plan it."""
+    with app.app_context():
+        gid = create_game("remind", PLAYERS, {"windows": {"turn": 3600}}).game_id
+        clock.advance(hours=2)
+        submit(gid, None, {"do": "timeout"}, "t1")
+        rows = db.session.execute(
+            select(Deadline.opened_at, Deadline.due_at, Deadline.remind_at).where(
+                Deadline.game_id == gid
+            )
+        ).all()
+        assert len(rows) == 2
+        for opened_at, due_at, remind_at in rows:
+            assert remind_at == opened_at + (due_at - opened_at) * 0.8
+        db.session.rollback()
+
+
 def _database(app) -> str:
     return make_url(app.config["SQLALCHEMY_DATABASE_URI"]).database
 

@@ -51,7 +51,9 @@ def written(game_id: str) -> dict[str, Any]:
         ).where(CommandRecord.game_id == game_id)
     ).all()
     deadlines = db.session.execute(
-        select(Deadline.window_id, Deadline.kind, Deadline.due_at, Deadline.state)
+        select(
+            Deadline.window_id, Deadline.kind, Deadline.due_at, Deadline.state, Deadline.remind_at
+        )
         .where(Deadline.game_id == game_id)
         .order_by(Deadline.window_id)
     ).all()
