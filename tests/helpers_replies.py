@@ -50,7 +50,7 @@ def raw_mail(
         lines += [f"In-Reply-To: {in_reply_to}", f"References: {in_reply_to}"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     data = body.replace("\n", "\r\n").encode(charset)
-    payload = base64.encodebytes(data) if encoding == "base64" else data
+    payload = base64.encodebytes(data).replace(b"\n", b"\r\n") if encoding == "base64" else data
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + payload
 
 

@@ -14,6 +14,7 @@ Run: ``python -m imtheboss.worker.inbound_smtp``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
 from typing import Any
@@ -75,6 +76,8 @@ def main() -> None:
     from imtheboss.web import create_app
 
     app = create_app()
+    # aiosmtpd logs every recipient at INFO: a reply address is a capability, kept out of logs
+    logging.getLogger("mail.log").setLevel(logging.WARNING)
     receiver = controller(app)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -11,6 +11,7 @@ import smtplib
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from helpers_wait import free_port, wait_for
 from imtheboss.web.service import get_game, load_events
 
 ROOT = Path(__file__).resolve().parents[2]
+
 THIRTY_MB = 30 * 1024 * 1024
 
 
@@ -34,6 +36,18 @@ def _procfile_mail() -> list[str]:
         if kind.strip() == "mail":
             return shlex.split(command.strip())
     raise AssertionError("the Procfile has no mail: line")
+
+
+@dataclass
+class Receiver:
+    port: int
+    process: subprocess.Popen
+
+
+def receiver_logs(process: subprocess.Popen) -> str:
+    """What the receiver wrote, once it stopped."""
+    process.terminate()
+    return process.communicate(timeout=20)[1].decode()
 
 
 def _listening(port: int) -> bool:
@@ -64,10 +78,11 @@ def receiver(app, tmp_path):
     try:
         wait_for(lambda: _listening(port) or process.poll() is not None, what="the receiver")
         assert process.poll() is None, process.stderr.read().decode()
-        yield port
+        yield Receiver(port, process)
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        if process.poll() is None:
+            process.terminate()
+            process.communicate(timeout=20)
 
 
 def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
@@ -75,7 +90,7 @@ def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
     with app.app_context():
         before = get_game(a.game_id).last_seq
     raw = raw_mail("place 6\n\n" + quoted(), to=a.address, sender=a.email)
-    with smtplib.SMTP("127.0.0.1", receiver, timeout=30) as client:
+    with smtplib.SMTP("127.0.0.1", receiver.port, timeout=30) as client:
         client.sendmail(a.email, [a.address], raw)
 
     def moved():
@@ -85,10 +100,13 @@ def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
     [event] = wait_for(moved, what="the move")
     assert event.data["space"] == 6 and event.data["via"] == "mail"
     wait_for(lambda: answers(app), what="the answer")
+    logs = receiver_logs(receiver.process)
+    token = a.address.partition("+")[2].partition("@")[0]
+    assert "reply by mail: done" in logs and token not in logs  # a capability: never logged
 
 
 def test_only_our_reply_addresses_pass_rcpt(app, receiver) -> None:
-    with smtplib.SMTP("127.0.0.1", receiver, timeout=30) as client:
+    with smtplib.SMTP("127.0.0.1", receiver.port, timeout=30) as client:
         client.ehlo()
         client.mail("amy@example.org")
         assert client.rcpt("boss@elsewhere.example.org")[0] == 550
@@ -101,11 +119,11 @@ def test_a_30_mb_mail_is_refused_at_the_smtp_level(app, receiver) -> None:
     big = raw_mail("place 6\n\n" + "x" * 76 + "\n", to=a.address, sender=a.email, encoding="8bit")
     big += b"y" * 76 + b"\r\n"
     big = big + (b"z" * 998 + b"\r\n") * (THIRTY_MB // 1000)
-    with smtplib.SMTP("127.0.0.1", receiver, timeout=120) as client:
+    with smtplib.SMTP("127.0.0.1", receiver.port, timeout=120) as client:
         with pytest.raises(smtplib.SMTPSenderRefused) as announced:
             client.sendmail(a.email, [a.address], big)  # smtplib announces SIZE=
         assert announced.value.smtp_code == 552
-    with smtplib.SMTP("127.0.0.1", receiver, timeout=120) as client:
+    with smtplib.SMTP("127.0.0.1", receiver.port, timeout=120) as client:
         client.ehlo()
         assert client.mail(a.email)[0] == 250  # no SIZE given
         assert client.rcpt(a.address)[0] == 250

@@ -1,0 +1,74 @@
+"""Replies read from a mailbox over IMAP, against a real dovecot started by the test: unseen
+mail is applied and marked seen (a mail read twice acts once); IDLE wakes the poller as soon as
+a reply is delivered."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from helpers_dovecot import Dovecot
+from helpers_replies import quoted, raw_mail
+from helpers_reply import REPLY_CONFIG, answers, asked
+from helpers_wait import wait_for
+from imtheboss.web.service import load_events
+from imtheboss.worker.imap_poll import connect, poll_once, run
+
+
+@pytest.fixture
+def dovecot():
+    server = Dovecot()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def imap_app(app, dovecot):
+    app.config.update(REPLY_CONFIG, **dovecot.settings())
+    return app
+
+
+def _placed(app, gid: str) -> list:
+    with app.app_context():
+        return [e for e in load_events(gid) if e.type == "marker_placed"]
+
+
+def test_unseen_replies_are_applied_once_and_marked_seen(imap_app, dovecot) -> None:
+    app = imap_app
+    a = asked(app)
+    raw = raw_mail("place 2\n\n" + quoted(), to=a.address, sender=a.email, message_id="<i@c>")
+    dovecot.append(raw)
+    dovecot.append(raw)  # delivered twice
+    dovecot.append(
+        raw_mail(
+            "I am away", to=a.address, sender=a.email, headers={"Auto-Submitted": "auto-replied"}
+        )
+    )
+    imap = connect(app)
+    try:
+        assert poll_once(app, imap) == 3
+        assert poll_once(app, imap) == 0
+    finally:
+        imap.logout()
+    assert [e.data["via"] for e in _placed(app, a.game_id)] == ["mail"]
+    assert dovecot.unseen() == 0 and len(answers(app)) == 1
+
+
+def test_idle_wakes_the_poller_for_a_new_reply(imap_app, dovecot) -> None:
+    app = imap_app
+    a = asked(app)
+    imap = connect(app)
+    assert "IDLE" in imap.capabilities
+    imap.logout()
+    stop = threading.Event()
+    poller = threading.Thread(target=run, args=(app, stop), daemon=True)
+    poller.start()
+    try:
+        dovecot.append(raw_mail("place 4", to=a.address, sender=a.email))
+        # IMAP_POLL_SECONDS is 30: a move much sooner is IDLE's doing, but the check is
+        # only that it comes (no timed assertion)
+        [event] = wait_for(lambda: _placed(app, a.game_id), timeout=25, what="the move")
+        assert event.data["space"] == 4
+    finally:
+        stop.set()
+        poller.join(timeout=10)
