@@ -31,8 +31,12 @@ def zone(name: str | None) -> ZoneInfo:
 
 
 def valid_timezone(name: str) -> bool:
-    """True when ``name`` is an IANA time zone this server knows (``Europe/Berlin``, ``UTC``)."""
-    return name in available_timezones() or name == "UTC"
+    """True when ``name`` is an IANA time zone this server knows (``Europe/Berlin``, ``UTC``);
+    not the host's own ``localtime`` nor the placeholder ``Factory``."""
+    return name not in NOT_ZONES and (name in available_timezones() or name == "UTC")
+
+
+NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
 
 
 def when(value: datetime | str) -> datetime:

@@ -45,15 +45,15 @@ MAX_PLAYERS = 6
 MAX_WINDOW_HOURS = 720  # 30 days (imtheboss.engine.options: 2,592,000 seconds at most)
 
 VARIANT_HELP = {
-    "V1": _l("V1: boss cards do not change the turn order (play passes left of the opener)."),
-    "V2": _l("V2: a player holding 10 or more influence cards must open a deal on their turn."),
-    "V3": _l("V3: between two of your turns, be boss or play a card, else you must open a deal."),
-    "V4": _l("V4: draw by investors controlled: 0 → 4 cards, 1 → 3, 2 → 2, 3 or more → 1."),
-    "V5": _l("V5: a player holding fewer than 4 influence cards may not open a deal."),
-    "V6": _l("V6: from the 10th deal on, the hand limit is 10."),
-    "V7": _l("V7: short game: tiles #3, #6, #9 removed; from tile #10 end rolls add up to 6."),
-    "V8": _l("V8: less cut-throat: the two-player rules (V9) with 3 to 6 players."),
-    "V9": _l("V9: two-player rules: use opponents' investors by sharing the proceeds."),
+    "V1": _l("Boss cards do not change the turn order (play passes left of the opener)."),
+    "V2": _l("A player holding 10 or more influence cards must open a deal on their turn."),
+    "V3": _l("Between two of your turns, be boss or play a card, else you must open a deal."),
+    "V4": _l("Draw by investors controlled: 0 → 4 cards, 1 → 3, 2 → 2, 3 or more → 1."),
+    "V5": _l("A player holding fewer than 4 influence cards may not open a deal."),
+    "V6": _l("From the 10th deal on, the hand limit is 10."),
+    "V7": _l("Short game: tiles #3, #6, #9 removed; from tile #10 end rolls add up to 6."),
+    "V8": _l("Less cut-throat: the two-player rules with 3 to 6 players."),
+    "V9": _l("Two-player rules: use opponents' investors by sharing the proceeds."),
 }
 
 
@@ -132,9 +132,9 @@ class NewGameForm(FlaskForm):
         validate_choice=True,
     )
     must_roll_after_close = BooleanField(
-        _l("After a closed deal the next player must roll before dealing (R3.5, seed 000)")
+        _l("After a closed deal the next player must roll before dealing")
     )
-    open_money = BooleanField(_l("Open money: everyone sees every money total (R7.1)"))
+    open_money = BooleanField(_l("Open money: everyone sees every money total"))
     recommended_orders = BooleanField(
         _l(
             "Start every player with the recommended standing orders: cards not aimed at them"
@@ -174,9 +174,7 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             rows.append((name, email))
         if not 2 <= len(rows) <= MAX_PLAYERS:
-            raise ValueError(
-                _l("a game takes 2 to 6 players (two play by the two-player rules, V9)")
-            )
+            raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules)"))
         return rows
 
     def window_seconds(self) -> dict[str, int]:

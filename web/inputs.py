@@ -24,15 +24,17 @@ import json
 import math
 import re
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from flask import Flask, request
 from flask_babel import gettext as _
 from imtheboss.web.service import ServiceError
+from werkzeug.routing import IntegerConverter
 
 # C0 controls, DEL, C1 controls and lone surrogates; ``MULTILINE_BAD`` lets \t \n \r through.
 SINGLE_LINE_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 MULTILINE_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-MULTILINE = frozenset({"text"})  # fields holding text a person writes on several lines
+MULTILINE = frozenset({"text", "body"})  # text a person writes on several lines (chat, a reply)
 MAX_NUMBER = 2**53 - 1
 MAX_DEPTH = 20
 CHECKED_HEADERS = ("Idempotency-Key",)  # headers the app stores or compares as data
@@ -139,12 +141,37 @@ def json_body() -> Any:
 
 
 _UNREAD = object()
+MAX_PATH_INT = 2**31 - 1  # the largest id or number a route takes (a database integer)
+
+
+class BoundedInt(IntegerConverter):
+    """The ``int`` of every route, at most ``MAX_PATH_INT``: a longer number in a path is a
+    404 (nothing it could name exists), never a database error."""
+
+    def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("max", MAX_PATH_INT)
+        super().__init__(map, *args, **kwargs)
+
+
+def check_utf8(raw: bytes, where: str) -> None:
+    """Raise ``ServiceError`` 400 ``bad_input`` naming ``where`` when the percent-encoded
+    ``raw`` (a query string, a form body) is not UTF-8 once decoded: the bytes would otherwise
+    be kept as literal ``%FF`` text."""
+    try:
+        unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ServiceError(
+            400,
+            "bad_input",
+            _("%(where)s holds broken characters (not UTF-8 text). Send it again.", where=where),
+        ) from None
 
 
 def check_request() -> None:
     """The ``before_request`` hook: the path, query string, form, checked headers and JSON body
     of every request. Raises ``ServiceError`` 400 ``bad_input``."""
     check_text(request.path, _("The web address (URL)"))
+    check_utf8(request.query_string, _("The web address (URL)"))
     for name, value in request.args.items(multi=True):
         where = _("The query parameter “%(name)s”", name=_shown(name))
         check_text(name, where)
@@ -155,6 +182,8 @@ def check_request() -> None:
             check_text(value, _("The header “%(name)s”", name=name))
     if request.method in ("GET", "HEAD", "OPTIONS"):
         return
+    if request.mimetype == "application/x-www-form-urlencoded":
+        check_utf8(request.get_data(cache=True), _("The form"))
     for name, value in request.form.items(multi=True):
         check_text(name, _field(name))
         check_text(value, _field(name), multiline=name in MULTILINE)
@@ -166,5 +195,7 @@ def check_request() -> None:
 
 
 def register(app: Flask) -> None:
-    """Check every request of ``app`` at the edge (called by ``web.create_app``)."""
+    """Check every request of ``app`` at the edge (called by ``web.create_app``, before any
+    blueprint: the routes' ``int`` is ``BoundedInt``)."""
+    app.url_map.converters["int"] = BoundedInt
     app.before_request(check_request)

@@ -134,7 +134,7 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     if ticket.window and ticket.window not in open_windows(state):
         return told("window_ended", window=ticket.window)
     line = first_line(raw)
-    choice = command_for(understand(line) if line else None, state, seat.seat_index)
+    choice = command_for(understand(line) if line else None, state, seat.seat_index, ticket.window)
     if choice.command is None:
         return told(choice.problem, line=(line or "")[:200])
     try:

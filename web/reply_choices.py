@@ -29,6 +29,9 @@ VERB_COMMAND = {
     "chat": "chat",
 }
 ORDER = list(VERB_COMMAND)  # the order a mail lists the words in
+# A mail about a card's stop window or the last call asks one thing (A2, A3): its reply answers
+# that window (or chats), never terms the mail did not show.
+ANSWER_VERBS = frozenset({"allow", "stop", "pass", "chat"})
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,18 @@ class Choice:
     problem: str = ""
 
 
-def choices(state: GameState, seat: int) -> dict[str, list[dict[str, Any]]]:
+def answering(state: GameState, window: str) -> bool:
+    """Whether ``window`` (a reply address's window id, or ``""``) is the open stop window or
+    last call of ``state``."""
+    open_now = {state.pending.window.id} if state.pending is not None else set()
+    if state.last_call is not None:
+        open_now.add(state.last_call.id)
+    return bool(window) and window in open_now
+
+
+def choices(state: GameState, seat: int, window: str = "") -> dict[str, list[dict[str, Any]]]:
     """The legal commands of ``seat`` now, by reply verb (``ORDER``), verbs without a command
-    left out."""
+    left out; for the mail of a stop window or last call (``window``), only its answers."""
     out: dict[str, list[dict[str, Any]]] = {}
     by_do: dict[str, list[dict[str, Any]]] = {}
     for cmd in legal_commands(state, seat):
@@ -52,24 +64,27 @@ def choices(state: GameState, seat: int) -> dict[str, list[dict[str, Any]]]:
         found = by_do.get(VERB_COMMAND[verb], [])
         if verb == "offer":
             found = [c for c in found if c.get("needs") == ["price"]]
-        if found:
+        if found and (verb in ANSWER_VERBS or not answering(state, window)):
             out[verb] = found
     return out
 
 
-def verbs_that_work(state: GameState, seat: int) -> list[str]:
-    """The verbs a reply of ``seat`` can use now: those naming exactly one command (``chat``
-    always, while the seat may chat; ``place`` names its space)."""
+def verbs_that_work(state: GameState, seat: int, window: str = "") -> list[str]:
+    """The verbs a reply of ``seat`` to the mail of ``window`` can use now: those naming
+    exactly one command (``chat`` always, while the seat may chat; ``place`` names its space)."""
     return [
-        verb for verb, cmds in choices(state, seat).items() if len(cmds) == 1 or verb == "place"
+        verb
+        for verb, cmds in choices(state, seat, window).items()
+        if len(cmds) == 1 or verb == "place"
     ]
 
 
-def command_for(reading: Reading | None, state: GameState, seat: int) -> Choice:
-    """The command ``reading`` names for ``seat`` in ``state`` (see ``Choice``)."""
+def command_for(reading: Reading | None, state: GameState, seat: int, window: str = "") -> Choice:
+    """The command ``reading`` names for ``seat`` in ``state``, in a reply to the mail of
+    ``window`` (see ``Choice``)."""
     if reading is None:
         return Choice(problem="unclear")
-    found = choices(state, seat).get(reading.verb, [])
+    found = choices(state, seat, window).get(reading.verb, [])
     if reading.verb == "place":
         found = [c for c in found if c["space"] == reading.space]
     if not found:

@@ -46,7 +46,7 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
 def way_now(game: Game, seat: Seat, lang: str, window: str = "") -> ReplyWay | None:
     """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step);
     ``None`` when only chat is left."""
-    verbs = verbs_that_work(load_state(game), seat.seat_index)
+    verbs = verbs_that_work(load_state(game), seat.seat_index, window)
     if not [v for v in verbs if v != "chat"]:
         return None
     return ReplyWay(reply_address(game.id, seat, window), shown(verbs, lang))

@@ -14,10 +14,9 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 import idna
-from babel.dates import format_datetime as format_date_time
 from flask import current_app, g, render_template
-from flask_babel import get_locale, ngettext
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from imtheboss.web import display, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
@@ -48,13 +47,10 @@ def mail_address(address: str) -> Address:
 
 
 def local_time(at: datetime, zone: str) -> str:
-    """``at`` in the seat's zone and language, e.g. ``Tue 3 Mar 14:00 CET`` (``周二 3月3日
-    14:00`` and the zone in Chinese)."""
-    tz = display.zone(zone)
-    local = at.astimezone(tz)
-    return format_date_time(local, "EEE d MMM HH:mm", tzinfo=tz, locale=get_locale()) + (
-        " " + (local.tzname() or "")
-    )
+    """``at`` in the seat's zone and language as the pages show it, with the zone as its offset
+    (``Tue 2026-03-03 14:00 UTC+1``, ``周二 2026-03-03 14:00 UTC+8``): a zone's abbreviation
+    (``CST``) names different places in different countries."""
+    return display.page_time(at, zone)
 
 
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:

@@ -9,6 +9,7 @@ import importlib.util
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from helpers_api import World, signed_in, stored
@@ -591,6 +592,36 @@ PAGE_CASES: dict[str, tuple[int, str | None, Callable[[World, Any, str], Any]]] 
         "bad_token",
         lambda w, b, t: w.client.get(f"/g/{w.gid}/s/{'x' * 32}", headers=JSON),
     ),
+    "broken UTF-8 in a chat form (kept as %FF text before)": (
+        400,
+        "bad_input",
+        lambda w, b, t: _raw_act(w, b, t, "hello%20%FF%20world"),
+    ),
+    "a surrogate encoded as UTF-8 bytes in a chat form": (
+        400,
+        "bad_input",
+        lambda w, b, t: _raw_act(w, b, t, "hi%20%ED%A0%80"),
+    ),
+    "an overlong encoding in a chat form": (
+        400,
+        "bad_input",
+        lambda w, b, t: _raw_act(w, b, t, "x%C0%AFy"),
+    ),
+    "broken UTF-8 in the query string": (
+        400,
+        "bad_input",
+        lambda w, b, t: b.get(f"/g/{w.gid}/history?page=%FF", headers=JSON),
+    ),
+    "admin: a seat number no database integer holds": (
+        404,
+        None,
+        lambda w, b, t: _fix_email(w, b, t, "amy@example.org", "99999999999999999999"),
+    ),
+    "admin: a seat number just past 2**63": (
+        404,
+        None,
+        lambda w, b, t: _fix_email(w, b, t, "amy@example.org", str(2**63)),
+    ),
     "other game's seat link": (
         403,
         "bad_token",
@@ -603,12 +634,24 @@ def _act(w: World, browser: Any, data: dict[str, str]) -> Any:
     return browser.post(f"/g/{w.gid}/act", data=data, headers=JSON)
 
 
-def _fix_email(w: World, browser: Any, csrf: str, email: str) -> Any:
-    """The organiser's form that fixes seat 0's email, posted by ``browser`` signed in as the
-    organiser too."""
+def _raw_act(w: World, browser: Any, csrf: str, text: str) -> Any:
+    """A chat form posted as raw urlencoded bytes, ``text`` percent-encoded as given."""
+    cmd = quote(json.dumps({"do": "chat"}))
+    body = f"csrf_token={quote(csrf)}&key=raw-key&cmd={cmd}&text={text}"
+    return browser.post(
+        f"/g/{w.gid}/act",
+        data=body.encode("ascii"),
+        content_type="application/x-www-form-urlencoded",
+        headers=JSON,
+    )
+
+
+def _fix_email(w: World, browser: Any, csrf: str, email: str, seat: str = "0") -> Any:
+    """The organiser's form that fixes seat ``seat``'s email, posted by ``browser`` signed in as
+    the organiser too."""
     assert browser.get(f"/g/{w.gid}/admin/{w.admin}").status_code == 303
     return browser.post(
-        f"/g/{w.gid}/admin/seat/0/email",
+        f"/g/{w.gid}/admin/seat/{seat}/email",
         data={"csrf_token": csrf, "email": email},
         headers=JSON,
     )
@@ -734,3 +777,24 @@ def test_a_resend_carrying_the_replaced_token_still_answers_the_organiser(app, w
     with app.app_context():
         address = seats_of(world.gid)[1].email
     assert f"/g/{world.gid}/s/" not in page and address in page
+
+
+def test_text_written_on_several_lines_passes_the_edge_with_a_browser_s_line_breaks(app) -> None:
+    """Browsers send a textarea's line breaks as CRLF: a chat (``text``) and a pasted reply
+    (``body``) take them; a one-line field does not."""
+    from imtheboss.web import inputs
+    from imtheboss.web.service import ServiceError
+
+    for name in ("text", "body"):
+        with app.test_request_context("/x", method="POST", data={name: "allow\r\n\r\n> quoted"}):
+            inputs.check_request()
+    one_line = app.test_request_context("/x", method="POST", data={"name": "Ann\r\nBo"})
+    with one_line, pytest.raises(ServiceError):
+        inputs.check_request()
+
+
+def test_the_host_s_own_zone_is_no_time_zone() -> None:
+    from imtheboss.web.display import valid_timezone
+
+    assert valid_timezone("Europe/Berlin") and valid_timezone("UTC")
+    assert not any(valid_timezone(z) for z in ("localtime", "Factory", "posixrules", "Nowhere/X"))

@@ -10,7 +10,13 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import GameState
-from imtheboss.web.reply_choices import ORDER, choices, command_for, verbs_that_work
+from imtheboss.web.reply_choices import (
+    ANSWER_VERBS,
+    ORDER,
+    choices,
+    command_for,
+    verbs_that_work,
+)
 from imtheboss.web.reply_words import Reading
 
 SECOND = timedelta(seconds=1)
@@ -63,3 +69,28 @@ def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
 def test_unclear_and_several_are_not_guessed() -> None:
     game = simulate(3, 1, max_commands=10_000)
     assert command_for(None, game.state, 0).problem == "unclear"
+
+
+def test_a_reply_to_a_card_s_or_last_call_mail_only_answers_that_window() -> None:
+    """Terms waiting for the seat are legal during a stop window, but the window's mail does not
+    show them: a reply to it may allow, stop, pass or chat, never accept terms it never saw."""
+    narrowed: set[str] = set()
+
+    def check(state: GameState) -> None:
+        windows = [
+            w.id for w in (state.pending.window if state.pending else None, state.last_call) if w
+        ]
+        for window in windows:
+            for seat in range(state.n):
+                everything = set(choices(state, seat))
+                answers = set(choices(state, seat, window))
+                assert answers <= ANSWER_VERBS and answers == everything & ANSWER_VERBS
+                assert set(verbs_that_work(state, seat, window)) <= ANSWER_VERBS
+                narrowed.update(everything - answers)
+                if "accept" in everything:
+                    reading = Reading("accept")
+                    assert command_for(reading, state, seat, window).problem == "not_now"
+
+    for seed in range(6):
+        simulate(4, seed, bots="mixed", observer=lambda state, _command, _events: check(state))
+    assert "accept" in narrowed  # the games reached a window with terms waiting
