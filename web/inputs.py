@@ -198,4 +198,5 @@ def register(app: Flask) -> None:
     """Check every request of ``app`` at the edge (called by ``web.create_app``, before any
     blueprint: the routes' ``int`` is ``BoundedInt``)."""
     app.url_map.converters["int"] = BoundedInt
-    app.before_request(check_request)
+    # first of all hooks: the raw form body is read (and kept) before CSRF parses the form
+    app.before_request_funcs.setdefault(None, []).insert(0, check_request)

@@ -160,6 +160,7 @@ def start_nights(game_id: str) -> None:
     game = get_game(game_id)
     state = load_state(game)
     if not state.options.quiet_hours or state.phase == "game_over":
+        db.session.rollback()  # it only read: end its transaction (no idle one held open)
         return
     seats = db.session.execute(select(Seat).where(Seat.game_id == game_id)).scalars().all()
     defaults = seat_defaults([s.email for s in seats])
@@ -173,3 +174,4 @@ def start_nights(game_id: str) -> None:
             submit(game_id, seat.seat_index, command, f"default-night:{seat.seat_index}")
         except ServiceError as exc:  # the seat names its night itself, on its orders page
             current_app.logger.warning("a default night was refused: %s", exc.code)
+    db.session.rollback()  # what is left open is a read

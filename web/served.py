@@ -19,7 +19,7 @@ from imtheboss.web import negotiations, story
 
 SEAT_ACTS = frozenset({"marker_placed", "cards_drawn", "cards_discarded"})
 ANSWERED_FOR = frozenset({"stop", "last_call"})  # the seat counts as "let it happen" / "pass"
-LOOK_BACK = 200  # the game page reads at most this many of the newest events
+LOOK_BACK = 20  # the game page reads at most this many newest events (a timeout makes a few)
 
 
 def served_seats(event: Event) -> list[int]:

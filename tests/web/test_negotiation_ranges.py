@@ -33,7 +33,7 @@ from helpers_db import own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import negotiations, timeline
+from imtheboss.web import negotiations, served, timeline
 from imtheboss.web.game_pages import CHAT, RECENT
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
@@ -308,4 +308,4 @@ def test_a_negotiation_page_reads_only_its_range(app, clock) -> None:
     assert sum(counts) == sum(end is not None for *_r, end in rows), counts
     with rows_read_from_events(app) as counts:
         assert browser.get(f"/g/{gid}").status_code == 200
-    assert 0 < sum(counts) <= RECENT + CHAT, counts
+    assert 0 < sum(counts) <= RECENT + CHAT + served.LOOK_BACK, counts  # constants, not the log
