@@ -37,7 +37,7 @@ def history(gid: str) -> str:
         page = 1
     upto = game.last_seq - (page - 1) * HISTORY_PAGE
     after = max(0, upto - HISTORY_PAGE)
-    players = list(state.players)
+    players = negotiations.names_by_seq(gid, list(state.players))
     rows = [
         timeline.event_row(seq, at, ev, players, seat)
         for seq, at, ev in negotiations.records(gid, after=after, upto=upto)

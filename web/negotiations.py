@@ -134,7 +134,7 @@ def rows_of(game_id: str) -> list[NegotiationRecord]:
     )
 
 
-def listed(game_id: str, players: list[str], seat: int | None) -> list[timeline.Negotiation]:
+def listed(game_id: str, players: timeline.Names, seat: int | None) -> list[timeline.Negotiation]:
     """Every negotiation with how it ended, for ``seat`` (the deals list): its row, and of its
     events only the end (``deal_closed`` or ``deal_failed``), redacted for ``seat``."""
     rows = rows_of(game_id)
@@ -163,7 +163,7 @@ def _negotiation(row: NegotiationRecord, closed_before: int) -> timeline.Negotia
 
 
 def one(
-    game: Game, number: int, players: list[str], seat: int | None
+    game: Game, number: int, players: timeline.Names, seat: int | None
 ) -> tuple[timeline.Negotiation, int] | None:
     """Negotiation ``number`` with its whole timeline for ``seat``, and how many the game has
     (``None``: there is no such negotiation). Reads only the events in its range (a running one:
@@ -178,6 +178,15 @@ def one(
         records(game.id, row.first_seq - 1, upto), players, seat, number, closed
     )
     return found[0], len(rows)
+
+
+def names_by_seq(game_id: str, players: list[str]) -> timeline.NamesBySeq:
+    """The game's names as each event met them (``timeline.NamesBySeq``): ``players`` now, and
+    the seat hand-overs found by the events' type index."""
+    found = records(game_id, types=("seat_replaced",))
+    return timeline.NamesBySeq(
+        list(players), tuple((seq, ev.data["seat"], ev.data["was"]) for seq, _at, ev in found)
+    )
 
 
 def running_chat(game_id: str, newest: int) -> list[Record]:

@@ -154,9 +154,13 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     if seat is None:
         db.session.rollback()
         raise ServiceError(404, "no_seat", _("There is no such seat."))
-    if any(s.name == name for s in seats_of(game_id) if s.seat_index != seat_index):
+    others = [s for s in seats_of(game_id) if s.seat_index != seat_index]
+    if any(s.name == name for s in others):
         db.session.rollback()
         raise ServiceError(400, "bad_name", _("Another seat has that name."))
+    if any(s.email.lower() == email.lower() for s in others):  # one player, one seat
+        db.session.rollback()
+        raise ServiceError(400, "bad_email", _("That address already plays another seat here."))
     _hand_over(game_id, seat, name, email, game.last_seq)
     command = {"do": "replace_player", "seat": seat_index, "name": name}
     result = submit(game_id, None, command, KEY_PREFIX + key)  # commits the seat with the event
@@ -182,6 +186,21 @@ def _hand_over(game_id: str, seat: Seat, name: str, email: str, seq: int) -> Non
         rows.append(
             email_changed(game_id, index, old_name, old_email, seat.locale or "en", now, seq)
         )
+    _drop_unsent(game_id, index)
     for row in rows:
         db.session.add(Notification(**row))
     db.session.flush()  # a conflict here is ours, before submit writes anything
+
+
+def _drop_unsent(game_id: str, seat_index: int) -> None:
+    """The old player's mail not sent yet is no mail for the new one: ``skipped``."""
+    db.session.execute(
+        update(Notification)
+        .where(
+            Notification.game_id == game_id,
+            Notification.seat_index == seat_index,
+            Notification.to_email.is_(None),
+            Notification.email_state == "pending",
+        )
+        .values(email_state="skipped")
+    )

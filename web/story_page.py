@@ -42,9 +42,10 @@ def story_page(gid: str) -> str:
     ctx = pages.frame(game, seat, admin, state)
     told = threads.story(negotiations.records(gid), seat)
     players, tz = ctx["players"], ctx["tz"]
+    names = negotiations.names_by_seq(gid, players)
 
     def say(line: threads.Line) -> str:
-        return story.render(line.msg, players, tz)
+        return story.render(line.msg, names.at(line.seq), tz)
 
     ctx.update(
         told=told,

@@ -104,16 +104,44 @@ def visible(event: Event, seat: int | None) -> bool:
     return not (event.type == "orders_set" and event.by != seat)
 
 
-def event_row(seq: int, at: datetime, event: Event, players: list[str], seat: int | None) -> Row:
+@dataclass(frozen=True)
+class NamesBySeq:
+    """The seats' names as each event met them: ``current`` (the state's ``players``) after the
+    last seat hand-over, the old names before it. ``replaced``: the game's ``seat_replaced``
+    events as ``(seq, seat, was)``, oldest first (A13: a hand-over renames the seat from then
+    on; the history before it keeps the player who made it)."""
+
+    current: list[str]
+    replaced: tuple[tuple[int, int, str], ...] = ()
+
+    def at(self, seq: int) -> list[str]:
+        """The names at event ``seq``."""
+        names = list(self.current)
+        for when, seat, was in reversed(self.replaced):
+            if when > seq:
+                names[seat] = was
+        return names
+
+
+Names = list[str] | NamesBySeq
+
+
+def names_at(players: Names, seq: int) -> list[str]:
+    """``players`` at event ``seq`` (a plain list names every event alike)."""
+    return players.at(seq) if isinstance(players, NamesBySeq) else players
+
+
+def event_row(seq: int, at: datetime, event: Event, players: Names, seat: int | None) -> Row:
     """An event for the page of ``seat``: its line in the reader's language (redacted per seat,
-    ``imtheboss.web.story``) plus an icon and a translated label."""
+    ``imtheboss.web.story``) with the names it met (``NamesBySeq``), plus an icon and a
+    translated label."""
     icon, label = event_kind(event)
     return Row(
         seq=seq,
         at=at,
         type=event.type,
         data=redact_event(event, seat),
-        text=story.line(event, players, seat),
+        text=story.line(event, names_at(players, seq), seat),
         icon=icon,
         label=label,
     )
@@ -180,7 +208,7 @@ def is_tail(event: Event) -> bool:
 
 def negotiations(
     records: list[tuple[int, datetime, Event]],
-    players: list[str],
+    players: Names,
     seat: int | None,
     first_number: int = 1,
     closed_before: int = 0,

@@ -190,6 +190,15 @@ def test_a_seat_passes_to_a_new_player(app, game) -> None:
             .all()
         )
         link = invited[-1].body["link"]
+        # the old player's unsent mail does not go to the new address
+        earlier = db.session.execute(
+            select(Notification.email_state).where(
+                Notification.game_id == gid,
+                Notification.seat_index == 2,
+                Notification.id < invited[-1].id,
+            )
+        ).all()
+        assert earlier and "pending" not in {state for (state,) in earlier}, earlier
         (notice,) = db.session.execute(
             select(Notification).where(
                 Notification.game_id == gid, Notification.kind == "email_changed"
@@ -225,6 +234,9 @@ def test_a_seat_passes_to_a_new_player(app, game) -> None:
     assert "you are Zoe" in page
     history = clients[0].get(f"/g/{gid}/history").text
     assert "Carla has left the game: the organiser passed the seat to Zoe" in history
+    # what happened before the hand-over keeps the player who made it
+    start = html.unescape(history[history.index("The game starts") :]).split("\n", 1)[0]
+    assert "Carla" in start and "Zoe" not in start, start
     assert "zoe@example.org" not in history.lower()
     # the other seats' pages name the new player; no page of theirs shows the address
     assert "Zoe" in clients[1].get(f"/g/{gid}").text
@@ -242,6 +254,7 @@ def test_a_new_player_is_refused_without_a_name_or_address(app, game) -> None:
         ({"name": "", "email": "zoe@example.org"}, 400),
         ({"name": "Zoe", "email": "not an address"}, 400),
         ({"name": "Amy", "email": "zoe@example.org"}, 400),  # seat 0's name
+        ({"name": "Zoe", "email": "AMY@example.org"}, 400),  # seat 0's address
         ({"name": "x" * 41, "email": "zoe@example.org"}, 400),
     ):
         answer = admin.post(action, data={**fields, **bad})
