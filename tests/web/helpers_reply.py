@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from email.message import EmailMessage
+from typing import Any
 
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
@@ -20,6 +21,8 @@ class Asked:
     seat: int
     email: str
     mail: EmailMessage  # the mail that asked (place the marker)
+    window: str = ""  # the window it asked about
+    created: Any = None  # service.CreatedGame: the seats' tokens
 
     @property
     def address(self) -> str:
@@ -39,7 +42,8 @@ def asked(app, locale: str = "") -> Asked:
         seat.locale = locale
         db.session.commit()
         mail = compose(get_game(created.game_id), seat, [row])
-        return Asked(created.game_id, row.seat_index, seat.email, mail)
+        window = row.body["window"]
+        return Asked(created.game_id, row.seat_index, seat.email, mail, window, created)
 
 
 def answers(app) -> list[Notification]:

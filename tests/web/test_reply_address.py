@@ -5,6 +5,7 @@ seat, the seat token's fingerprint and the window, and a changed byte breaks it.
 from __future__ import annotations
 
 import pytest
+from helpers_reply import asked
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.reply_address import BadReplyAddress, read_address, reply_address
 from imtheboss.web.service import create_game, get_game, resend_invitation
@@ -20,23 +21,10 @@ def app_config():
 
 
 def _first_mail(app, locale: str = ""):
-    """The place-the-marker mail of the first player, composed."""
-    with app.app_context():
-        created = create_game("Friday", PLAYERS)
-        row = db.session.execute(
-            select(Notification).where(Notification.kind == "place_marker")
-        ).scalar_one()
-        seat = db.session.execute(
-            select(Seat).where(Seat.seat_index == row.seat_index)
-        ).scalar_one()
-        seat.locale = locale
-        db.session.commit()
-        return (
-            created,
-            row.seat_index,
-            row.body["window"],
-            compose(get_game(created.game_id), seat, [row]),
-        )
+    """The place-the-marker mail of the first player, composed: ``(created, seat, window,
+    mail)``."""
+    first = asked(app, locale)
+    return first.created, first.seat, first.window, first.mail
 
 
 def test_an_asking_mail_has_a_signed_reply_to_naming_its_decision(app) -> None:
