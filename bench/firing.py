@@ -14,7 +14,7 @@ after).
 ``--json`` prints one JSON object as the last line: ``fired``, ``cpu_ms``, ``pg_cpu_ms`` (per
 deadline), ``batch``, ``games``.
 
-    .venv/bin/python bench/firing.py [--games 400] [--rounds 4] [--batch 10] [--window 6]
+    .venv/bin/python bench/firing.py [--games 400] [--rounds 4] [--batch 50] [--window 6]
         [--profile FILE] [--json] [--redis redis://127.0.0.1:6379]
         [--server postgresql+psycopg://postgres@127.0.0.1]
 """
@@ -66,7 +66,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="CPU per fired deadline, in-process")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=4, help="measured rounds (one more warms)")
-    parser.add_argument("--batch", type=int, default=10, help="DEADLINE_BATCH")
+    parser.add_argument("--batch", type=int, default=50, help="DEADLINE_BATCH")
     parser.add_argument("--window", type=int, default=6, help="turn window, seconds")
     parser.add_argument("--profile", default="", help="write a cProfile of the measured rounds")
     parser.add_argument("--json", action="store_true")

@@ -119,6 +119,21 @@ class EventRecord(db.Model):
     command_id: Mapped[int | None] = mapped_column(ForeignKey("commands.id"), nullable=True)
 
 
+class Checkpoint(db.Model):
+    """The engine's state after the game's first ``seq`` events (the snapshot format), kept as
+    the snapshot moves past each ``store.CHECKPOINT_EVERY`` events: the replay of event N
+    starts from the last checkpoint at or before N, so its cost does not grow with the game. A
+    cache of the event log, never the record: one the engine no longer reads (another format
+    or engine) is skipped. Holds hidden information like the snapshot: read by the server only."""
+
+    __tablename__ = "checkpoints"
+    game_id: Mapped[str] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    state: Mapped[dict] = mapped_column(JSON)
+
+
 class NegotiationRecord(db.Model):
     """One negotiation of a game and the events it spans, numbered 1..n in order: from its
     ``deal_opened`` (``first_seq``) to its end (``end_seq``: the ``deal_closed`` or

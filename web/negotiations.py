@@ -189,15 +189,18 @@ def names_by_seq(game_id: str, players: list[str]) -> timeline.NamesBySeq:
     )
 
 
-def running_chat(game_id: str, newest: int) -> list[Record]:
+def running_chat(game_id: str, newest: int, upto: int | None = None) -> list[Record]:
     """The last ``newest`` chat messages of the running negotiation (none when no deal runs),
-    found by the events' type index."""
+    found by the events' type index; with ``upto``: of the negotiation that ran at event
+    ``upto`` (the caller knows that a deal ran then), its messages up to that event."""
+    query = select(NegotiationRecord.first_seq).where(NegotiationRecord.game_id == game_id)
+    if upto is None:
+        query = query.where(NegotiationRecord.outcome == "running")
+    else:
+        query = query.where(NegotiationRecord.first_seq <= upto)
     start = db.session.execute(
-        select(NegotiationRecord.first_seq)
-        .where(NegotiationRecord.game_id == game_id, NegotiationRecord.outcome == "running")
-        .order_by(NegotiationRecord.number.desc())
-        .limit(1)
+        query.order_by(NegotiationRecord.number.desc()).limit(1)
     ).scalar_one_or_none()
     if start is None:
         return []
-    return records(game_id, after=start, newest=newest, types=("chat",))
+    return records(game_id, after=start, upto=upto, newest=newest, types=("chat",))

@@ -1,10 +1,13 @@
 """The replay and the record of a game: ``/g/<gid>/replay?at=N`` shows the game as it stood
 after event N, and ``/g/<gid>/export`` downloads a finished game's record (docs/export.md).
 
-The replay folds events 1..N into a state and shows it through ``view(state, seat)`` with the
-game page's own partial (``partials/live.html``, without forms or polling): a seat sees what it
-could see at that moment, never more (A8), also after the end (the end reveals only the final
-position). Nothing else is read: no snapshot, no later event. Previous and next are plain links
+The replay's state after event N is the engine's fold of events 1..N, started from the last
+stored state at or before N (the snapshot, or a checkpoint: ``service.state_after``), and shown
+through ``view(state, seat)`` with the game page's own partial (``partials/live.html``, without
+forms or polling): a seat sees what it could see at that moment, never more (A8), also after
+the end (the end reveals only the final position). No later event is read, and each part
+(the latest events, the running deal's chat, the money chart's closed deals) is found by
+index, so the page costs the same early and late in a long game. Previous and next are plain links
 and the event number a plain ``GET`` form, so the page works without script.
 """
 
@@ -16,11 +19,10 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
-from imtheboss.engine.state import GameState, replay
 from imtheboss.web import game_pages, money_chart, negotiations, pages, story, timeline
 from imtheboss.web.models import Game
 from imtheboss.web.records import export_filename, game_export
-from imtheboss.web.service import ServiceError, require_confirmed
+from imtheboss.web.service import ServiceError, require_confirmed, state_after
 
 bp = Blueprint("replay", __name__)
 
@@ -48,15 +50,6 @@ def _event_number(total: int) -> int:
     return int(raw)
 
 
-def _running_chat(records: list[negotiations.Record], state: GameState) -> list:
-    """The last chat messages of the deal running after the last of ``records``."""
-    if state.deal is None:
-        return []
-    opened = max(i for i, (_seq, _at, ev) in enumerate(records) if ev.type == "deal_opened")
-    chat = [r for r in records[opened:] if r[2].type == "chat"]
-    return chat[-game_pages.CHAT :]
-
-
 @bp.get("/g/<gid>/replay")
 def replay_page(gid: str) -> str:
     """The game after event ``?at=N`` (default: the last) as the viewer could see it then: the
@@ -66,14 +59,13 @@ def replay_page(gid: str) -> str:
     require_confirmed(game)
     total = game.last_seq
     at = _event_number(total)
-    records = negotiations.records(gid, upto=at)
-    state = replay(ev for _seq, _when, ev in records)
-    recent = records[-game_pages.RECENT :]
-    ctx = game_pages.state_context(
-        game, seat, admin, state, _running_chat(records, state), recent, acting=False
-    )
-    _seq, when, event = records[-1]
-    steps = money_chart.money_steps(ev for _s, _w, ev in records)
+    state = state_after(game, at)
+    recent = negotiations.records(gid, upto=at, newest=game_pages.RECENT)
+    chat = negotiations.running_chat(gid, game_pages.CHAT, upto=at) if state.deal else []
+    ctx = game_pages.state_context(game, seat, admin, state, chat, recent, acting=False)
+    _seq, when, event = recent[-1]
+    money = negotiations.records(gid, upto=at, types=money_chart.RELEVANT)
+    steps = money_chart.money_steps(ev for _s, _w, ev in money)
     v = ctx["v"]
     ctx.update(
         replay=True,

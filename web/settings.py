@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     deadline_stale_seconds: float = Field(30.0, gt=0)
     deadline_threads: int = Field(2, ge=0, le=32)  # firing threads per deadlines worker
     deadline_poll_seconds: float = Field(0.25, gt=0, le=10)
-    deadline_batch: int = Field(10, ge=1, le=500)  # deadlines one claim takes
+    deadline_batch: int = Field(50, ge=1, le=500)  # deadlines one claim takes
 
     # -- webhooks and push (imtheboss.web.hooks, imtheboss.web.push)
     webhook_allow_loopback: bool = False  # tests only: posts may go to 127.0.0.1 and ::1

@@ -105,6 +105,7 @@ class States:
 
 
 STATES = States(256)
+CHECKPOINT_EVERY = 256  # events: a replay folds at most about this many past a checkpoint
 
 
 def postgres() -> bool:
@@ -202,6 +203,7 @@ def write_command(
             "moved": game.snapshot is not read.snapshot,
             "snapshot": json.dumps(game.snapshot) if game.snapshot is not read.snapshot else None,
             "snapshot_seq": game.snapshot_seq,
+            "checkpoint": checkpoint_due(game, read),
         }
         return db.session.connection().execute(_write_statement(), params).scalar_one_or_none()
     unique = ("game_id", "scope", "idempotency_key")
@@ -210,7 +212,24 @@ def write_command(
     if command_id is not None:
         insert_rows("events", [{**e, "command_id": command_id} for e in events])
         save_game(game, read)
+        if checkpoint_due(game, read):
+            insert_rows("checkpoints", [checkpoint_row(game)])
     return command_id
+
+
+def checkpoint_due(game: LockedGame, read: LockedGame) -> bool:
+    """Whether the locked ``game``'s snapshot moved, since it was ``read``, past a multiple of
+    ``CHECKPOINT_EVERY`` events: then it is also kept as a checkpoint (``models.Checkpoint``)."""
+    return (
+        game.snapshot is not read.snapshot
+        and game.snapshot is not None
+        and game.snapshot_seq // CHECKPOINT_EVERY > read.snapshot_seq // CHECKPOINT_EVERY
+    )
+
+
+def checkpoint_row(game: LockedGame) -> dict[str, Any]:
+    """The ``checkpoints`` row of ``game``'s snapshot."""
+    return {"game_id": game.id, "seq": game.snapshot_seq, "state": game.snapshot}
 
 
 @cache
@@ -237,6 +256,11 @@ def _write_statement() -> TextClause:
                 snapshot = CASE WHEN :moved THEN CAST(:snapshot AS json) ELSE snapshot END,
                 snapshot_seq = :snapshot_seq
             WHERE id = :game_id AND EXISTS (SELECT FROM command)
+        ), checkpointed AS (
+            INSERT INTO checkpoints (game_id, seq, state)
+            SELECT :game_id, :snapshot_seq, CAST(:snapshot AS json)
+            FROM command WHERE :checkpoint
+            ON CONFLICT DO NOTHING
         )
         SELECT id FROM command
         """

@@ -94,8 +94,9 @@ def write_commands(commands: list[dict[str, Any]]) -> set[str]:
     """Insert each command's row and its events and write its game row, in one statement.
     ``commands``: the ``commands`` columns (``service._command_row``) and ``events`` (the
     ``store.event_rows`` of the command), ``status``, ``moved`` (whether the snapshot moved),
-    ``snapshot`` and ``snapshot_seq`` (the game row after it). A command whose key was used in
-    its scope before writes nothing. Returns the games whose command was inserted."""
+    ``snapshot`` and ``snapshot_seq`` (the game row after it), ``checkpoint`` (whether the
+    snapshot is also kept as a checkpoint: ``store.checkpoint_due``). A command whose key was
+    used in its scope before writes nothing. Returns the games whose command was inserted."""
     rows = [
         {
             **command,
@@ -116,7 +117,8 @@ def _write_many_statement() -> TextClause:
             SELECT * FROM json_to_recordset(CAST(:rows AS json)) AS c(
                 game_id text, seat integer, scope integer, idempotency_key text, body json,
                 first_seq integer, last_seq integer, created_at timestamptz, status text,
-                moved boolean, snapshot json, snapshot_seq integer, events json)
+                moved boolean, snapshot json, snapshot_seq integer, checkpoint boolean,
+                events json)
         ), command AS (
             INSERT INTO commands (game_id, seat, scope, idempotency_key, body, first_seq,
                                   last_seq, created_at)
@@ -138,6 +140,12 @@ def _write_many_statement() -> TextClause:
                 snapshot_seq = input.snapshot_seq
             FROM input JOIN command ON command.game_id = input.game_id
             WHERE games.id = input.game_id
+        ), checkpointed AS (
+            INSERT INTO checkpoints (game_id, seq, state)
+            SELECT input.game_id, input.snapshot_seq, input.snapshot
+            FROM input JOIN command ON command.game_id = input.game_id
+            WHERE input.checkpoint
+            ON CONFLICT DO NOTHING
         )
         SELECT game_id FROM command
         """

@@ -40,7 +40,14 @@ from imtheboss.web.service import (
     deadline_changes,
     now_utc,
 )
-from imtheboss.web.store import STATES, Held, LockedGame, event_rows, insert_returning
+from imtheboss.web.store import (
+    STATES,
+    Held,
+    LockedGame,
+    checkpoint_due,
+    event_rows,
+    insert_returning,
+)
 from imtheboss.web.store_many import lock_games, write_commands, write_deadlines
 
 logger = logging.getLogger(__name__)
@@ -155,6 +162,7 @@ def _write(decided: list[Decided], at: datetime) -> list[Any]:
                 "moved": moved_snapshot,
                 "snapshot": game.snapshot if moved_snapshot else None,
                 "snapshot_seq": game.snapshot_seq,
+                "checkpoint": checkpoint_due(game, one.read),
             }
         )
         changes = deadline_changes(game.id, one.before, one.state, opened_at)

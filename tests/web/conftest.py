@@ -6,12 +6,15 @@ database of the test's own for the migration tests."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers_api import World, find_deal_plan
 from helpers_db import own_database
 from helpers_deal import PLAYERS, find_setup
+from imtheboss.web import create_app
+from imtheboss.web.models import db
 from imtheboss.web.service import create_game
 
 
@@ -68,3 +71,23 @@ def migration_database(request, tmp_path: Path, worker_id: str):
         return
     with own_database(f"imtheboss_migrate_{worker_id}_{os.getpid()}") as url:
         yield url
+
+
+@pytest.fixture
+def sqlite_app(tmp_path, clock) -> Iterator:
+    """The app on a SQLite file of the test's own (the embedded default), no worker tasks."""
+    app = create_app(
+        {
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/games.sqlite3",
+            "SECRET_KEY": "test-secret",
+            "BASE_URL": "http://testserver",
+            "TASKS": False,
+            "AUTO_MIGRATE": True,
+            "CLOCK": clock,
+            "RATELIMIT_ENABLED": False,
+        }
+    )
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()

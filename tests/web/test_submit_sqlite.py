@@ -3,35 +3,13 @@ statements (``store``: the lock, then the events; three writes), with the same a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from imtheboss.engine.state import replay
 from imtheboss.engine.windows import due_windows
-from imtheboss.web import create_app
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
-
-
-@pytest.fixture
-def sqlite_app(tmp_path, clock) -> Iterator:
-    app = create_app(
-        {
-            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/games.sqlite3",
-            "SECRET_KEY": "test-secret",
-            "BASE_URL": "http://testserver",
-            "TASKS": False,
-            "AUTO_MIGRATE": True,
-            "CLOCK": clock,
-        }
-    )
-    yield app
-    with app.app_context():
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_a_game_plays_on_sqlite_as_on_postgresql(sqlite_app, clock) -> None:
