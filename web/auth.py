@@ -13,15 +13,18 @@ from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
 
 
-def remember_seat(game_id: str, seat: Seat) -> None:
+def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> None:
     """Sign the browser in as ``seat`` of ``game_id``. The session keeps a fingerprint of the
     seat's token: when the organiser replaces the token ("resend invitation"), the session ends
-    with the old link.
+    with the old link. A seat opened through the signed-in address ``player`` (``/me``: not the
+    seat's own link) holds only while that address stays signed in (``players.signed_in``) and
+    the seat is still its.
 
     The game page the link redirects to does not count as seen (``landing``): mail scanners
     prefetch links and follow the redirect, and a seat marked seen gets no news by mail."""
     seats = dict(session.get("seats", {}))
-    seats[game_id] = [seat.seat_index, seat.token_hash[:16]]
+    entry = [seat.seat_index, seat.token_hash[:16]]
+    seats[game_id] = entry + [player] if player is not None else entry
     session["seats"] = seats
     session["landing"] = game_id
     session.permanent = True
@@ -45,14 +48,24 @@ def current_seat(game_id: str) -> int | None:
         except ServiceError as exc:
             abort(exc.status, exc.message)
     entry = session.get("seats", {}).get(game_id)
-    if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)):
+    if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], int)):
         return None
-    token_hash = db.session.execute(
-        select(Seat.token_hash).where(Seat.game_id == game_id, Seat.seat_index == entry[0])
-    ).scalar_one_or_none()
-    if token_hash is None or token_hash[:16] != entry[1]:
+    row = db.session.execute(
+        select(Seat.token_hash, Seat.email).where(
+            Seat.game_id == game_id, Seat.seat_index == entry[0]
+        )
+    ).one_or_none()
+    if row is None or row.token_hash[:16] != entry[1]:
         return None  # the seat's link was replaced since this browser signed in
+    if len(entry) == 3 and not _still_signed_in(entry[2], row.email):
+        return None  # opened through an address that signed out (or lost the seat)
     return entry[0]
+
+
+def _still_signed_in(player: object, email: str) -> bool:
+    from imtheboss.web import players
+
+    return players.signed_in() == player and players.key(email) == player
 
 
 def is_admin(game_id: str) -> bool:
