@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy.exc
-from flask import Flask, jsonify, make_response, render_template, request
+from flask import Flask, current_app, jsonify, make_response, render_template, request
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
@@ -178,9 +178,15 @@ def _register_blueprints(app: Flask) -> None:
         module.register(app)
 
 
+JSON_KEY = "imtheboss.json_endpoints"  # in ``app.extensions``: endpoints that answer JSON
+
+
 def wants_json() -> bool:
-    """API requests (``/api/``) and clients that prefer JSON get JSON errors."""
+    """API requests (``/api/``), the endpoints that answer JSON (``app.extensions[JSON_KEY]``:
+    the push subscription's) and clients that prefer JSON get JSON errors."""
     if request.path.startswith("/api/"):
+        return True
+    if request.endpoint in current_app.extensions.get(JSON_KEY, ()):
         return True
     best = request.accept_mimetypes.best_match(["application/json", "text/html"])
     return (

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
@@ -119,16 +120,28 @@ def subject() -> str:
 
 
 def _key_bytes(value: Any, size: int) -> str:
-    """A browser key (base64url) that decodes to ``size`` bytes. Raises ``ServiceError`` 400."""
+    """A browser key (base64url) that decodes to ``size`` bytes; the 65 bytes of ``p256dh``
+    must be a point of the P-256 curve. Raises ``ServiceError`` 400."""
     try:
         if not isinstance(value, str) or len(value) > 200:
             raise ValueError
         raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
     except (ValueError, binascii.Error):
         raw = b""
-    if len(raw) != size or (size == 65 and raw[0] != 4):
+    if len(raw) != size or (size == 65 and not _on_curve(raw)):
         raise ServiceError(400, "bad_subscription", _("This browser's push keys are not valid."))
     return value.rstrip("=")
+
+
+def _on_curve(raw: bytes) -> bool:
+    """Whether ``raw`` is an uncompressed point of P-256 (the browser's ECDH key)."""
+    if raw[:1] != b"\x04":
+        return False
+    try:
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
+    except ValueError:
+        return False
+    return True
 
 
 def subscribe(game_id: str, seat: int, data: Any) -> int:
@@ -180,17 +193,28 @@ def _drop_oldest(mine: Any) -> None:
         db.session.execute(delete(PushSubscription).where(PushSubscription.id.in_(oldest)))
 
 
-def unsubscribe(game_id: str, seat: int, endpoint: Any) -> bool:
-    """Forget the seat's phone ``endpoint``. Returns whether there was one."""
+def unsubscribe(game_id: str, seat: int, data: Any) -> None:
+    """Forget the seat's phone ``data["endpoint"]`` (only a subscription of this seat). Raises
+    ``ServiceError`` 400 (no endpoint given) or 404 (the seat has no such phone); nothing is
+    removed then."""
+    endpoint = data.get("endpoint") if isinstance(data, dict) else None
+    if not isinstance(endpoint, str) or not endpoint.strip() or len(endpoint) > 2000:
+        raise ServiceError(
+            400, "bad_subscription", _("Say which phone to stop: its push address is missing.")
+        )
     done = db.session.execute(
         delete(PushSubscription).where(
             PushSubscription.game_id == game_id,
             PushSubscription.seat_index == seat,
-            PushSubscription.endpoint == str(endpoint or ""),
+            PushSubscription.endpoint == endpoint,
         )
     )
+    if not done.rowcount:
+        db.session.rollback()
+        raise ServiceError(
+            404, "no_subscription", _("This phone does not get notifications for your seat.")
+        )
     db.session.commit()
-    return bool(done.rowcount)
 
 
 def phones(game_id: str, seat: int) -> int:

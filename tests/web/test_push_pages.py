@@ -6,6 +6,7 @@ tests/worker/test_outbound.py pushes through a real worker."""
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 
@@ -101,6 +102,55 @@ def test_a_subscription_is_refused_unless_it_is_sound_and_the_seats_own(app) -> 
     answer = outsider.post(f"/g/{gid}/push/subscribe", json=good, headers=outsider_headers)
     assert answer.status_code == 403
     assert phones(app) == []
+
+
+def _off_curve(good: dict) -> str:
+    """A p256dh of the right shape (65 bytes, starting 0x04) that is no point of P-256."""
+    raw = base64.urlsafe_b64decode(good["keys"]["p256dh"] + "==")
+    x, y = raw[1:33], bytearray(raw[33:])
+    y[-1] ^= 1  # the same x with another y: off the curve
+    return base64.urlsafe_b64encode(b"\x04" + x + bytes(y)).rstrip(b"=").decode()
+
+
+def test_a_key_off_the_curve_is_refused_in_json_without_asking_for_it(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+    gid = created.game_id
+    client, headers, _page = seat_client(app, gid, created.seat_tokens[0])
+    plain = {"X-CSRFToken": headers["X-CSRFToken"]}  # no Accept: JSON all the same
+    good = Browser().subscription(ENDPOINT)
+    off = {**good, "keys": {**good["keys"], "p256dh": _off_curve(good)}}
+    answer = client.post(f"/g/{gid}/push/subscribe", json=off, headers=plain)
+    assert answer.status_code == 400 and answer.is_json
+    assert answer.get_json()["error"]["message"] == "This browser's push keys are not valid."
+    assert phones(app) == []
+    stranger = app.test_client().post(f"/g/{gid}/push/subscribe", json=good)
+    assert stranger.status_code in (400, 403) and stranger.is_json
+
+
+def test_unsubscribe_removes_only_a_phone_of_this_seat_and_says_when_there_is_none(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+    gid = created.game_id
+    amy, amy_headers, _page = seat_client(app, gid, created.seat_tokens[0])
+    bill, bill_headers, _page = seat_client(app, gid, created.seat_tokens[1])
+    sub = Browser().subscription(ENDPOINT)
+    assert amy.post(f"/g/{gid}/push/subscribe", json=sub, headers=amy_headers).status_code == 201
+    plain = {"X-CSRFToken": bill_headers["X-CSRFToken"]}
+    for body in ({"endpoint": ENDPOINT}, {"endpoint": ""}, {}, ["x"], {"endpoint": 5}):
+        answer = bill.post(f"/g/{gid}/push/unsubscribe", json=body, headers=plain)
+        assert answer.status_code in (400, 404) and answer.is_json, body
+        assert answer.get_json()["error"]["message"]
+    none = bill.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=plain)
+    assert none.status_code == 404
+    assert none.get_json()["error"]["message"] == (
+        "This phone does not get notifications for your seat."
+    )
+    assert phones(app) == [(gid, 0, ENDPOINT)]  # Amy's phone is still hers
+    off = amy.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=amy_headers)
+    assert off.status_code == 200 and phones(app) == []
+    again = amy.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=amy_headers)
+    assert again.status_code == 404
 
 
 class Enough(Exception):
