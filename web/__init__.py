@@ -54,8 +54,10 @@ def _begin(conn: Any) -> None:
 
 
 def select_locale() -> str:
-    """The language: ``?lang=``, then the session, then the browser's Accept-Language; outside a
-    request (mail rendered by the worker), ``g.locale`` or English."""
+    """The language: ``?lang=``, then the session, then the seat's or the signed-in player's
+    (``players.page_language``: a seat without a language of its own reads in its address's
+    default), then the browser's Accept-Language; outside a request (mail rendered by the
+    worker), ``g.locale`` or English."""
     from flask import g, has_request_context, session
 
     if not has_request_context():
@@ -66,6 +68,11 @@ def select_locale() -> str:
         return lang
     if session.get("lang") in LANGUAGES:
         return session["lang"]
+    from imtheboss.web.players import page_language
+
+    chosen = page_language()
+    if chosen:
+        return chosen
     best = request.accept_languages.best_match(
         ["en", "zh_Hans", "zh_Hant", "zh-CN", "zh-TW", "zh-HK", "zh"]
     )

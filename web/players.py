@@ -31,6 +31,7 @@ from imtheboss.engine.orders import Orders, OrdersError
 from imtheboss.web.models import UTCDateTime, db
 from imtheboss.web.service import hash_token, now_utc
 from sqlalchemy import JSON, ColumnElement, Index, Integer, String, func, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
 NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
@@ -236,3 +237,39 @@ def start_nights(game_id: str) -> None:
         except ServiceError as exc:  # the seat names its night itself, on its orders page
             current_app.logger.warning("a default night was refused: %s", exc.code)
     db.session.rollback()  # what is left open is a read
+
+
+def seat_language(seat: Any) -> str:
+    """The language ``seat`` reads in: its own (``seats.locale``), else its address's default
+    (``players.locale``, ``/me/settings``), else ``""`` (none chosen)."""
+    from imtheboss.web import LANGUAGES
+
+    if seat.locale in LANGUAGES:
+        return seat.locale
+    row = db.session.get(Player, key(seat.email))
+    return row.locale if row is not None and row.locale in LANGUAGES else ""
+
+
+def page_language() -> str:
+    """The language of a page whose browser chose none (``select_locale``): on a game's pages,
+    the language of the browser's seat there (``seat_language``); elsewhere the signed-in
+    address's default. ``""`` when there is none (or the database cannot say)."""
+    from imtheboss.web import LANGUAGES
+    from imtheboss.web.auth import current_seat
+    from imtheboss.web.models import Seat
+
+    gid = (request.view_args or {}).get("gid")
+    try:
+        if isinstance(gid, str) and "Authorization" not in request.headers:
+            index = current_seat(gid)
+            if index is not None:
+                seat = db.session.execute(
+                    select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
+                ).scalar_one_or_none()
+                return seat_language(seat) if seat is not None else ""
+        email = signed_in()
+        row = db.session.get(Player, email) if email is not None else None
+        return row.locale if row is not None and row.locale in LANGUAGES else ""
+    except SQLAlchemyError:  # the error page of a database that is down
+        db.session.rollback()
+        return ""

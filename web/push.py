@@ -28,6 +28,7 @@ from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
 from imtheboss.web import display, ssrf, story
+from imtheboss.web import players as players_
 from imtheboss.web.hooks import with_deadline
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
@@ -232,7 +233,7 @@ def phones(game_id: str, seat: int) -> int:
 def payload(row: OutboundPost, game: Game, seat: Seat, players: list[str]) -> dict[str, Any]:
     """What the phone shows, in the seat's language and zone: ``{"title", "body", "url",
     "tag"}`` (the same window replaces its earlier notification)."""
-    locale = seat.locale if seat.locale in LOCALES else "en"
+    locale = players_.seat_language(seat) or "en"  # its own, else its address's default
     body = row.body["body"]
     note = SimpleNamespace(kind=row.kind, body=body, seat_index=seat.seat_index, text=row.kind)
     base = current_app.config["BASE_URL"].rstrip("/")
