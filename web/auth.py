@@ -68,6 +68,35 @@ def _still_signed_in(player: object, email: str) -> bool:
     return players.signed_in() == player and players.key(email) == player
 
 
+def seat_of_address(game_id: str) -> int | None:
+    """The seat of ``game_id`` (a started game) that the signed-in address holds, given to this
+    browser as ``/me``'s "open" does (``remember_seat`` through the address), or ``None``: not
+    signed in, or no seat of the address there. A player who signed in by email and opens the
+    game's page directly is taken to their seat, without their seat's link."""
+    from imtheboss.web import players
+    from imtheboss.web.models import Game
+
+    email = players.signed_in()
+    if email is None:
+        return None
+    seat = db.session.execute(
+        select(Seat)
+        .join(Game, Game.id == Seat.game_id)
+        .where(
+            Seat.game_id == game_id,
+            players.of_address(Seat.email, email),
+            Game.status != "unconfirmed",
+        )
+        .order_by(Seat.seat_index)
+        .limit(1)
+    ).scalar_one_or_none()
+    if seat is None:
+        return None
+    remember_seat(game_id, seat, player=email)
+    session.pop("landing", None)  # the player's own browser, not a scanner's prefetch
+    return seat.seat_index
+
+
 def is_admin(game_id: str) -> bool:
     """True when the request is the organiser of ``game_id`` (session or bearer admin token)."""
     header = request.headers.get("Authorization", "")
