@@ -1,9 +1,11 @@
 """Web Push to a seat's phones: the VAPID key, the subscriptions, and what is pushed.
 
-Anything that needs an answer (the mail's urgent kinds and new terms, ``ASKS``) is pushed at
-once to every phone of the seat (``asks``: rows written with the events, posted by the worker,
-``imtheboss.worker.push``): the question and its deadline in the seat's language and zone, and
-the game page's address (never a seat's link). The payload is encrypted for the browser's keys
+Anything that needs an answer (the mail's urgent kinds and new terms, ``ASKS``; the reminder
+at 80% of a window too, written by ``imtheboss.worker.reminders``) is pushed at once to every
+phone of the seat (``asks``: rows written with the events, posted by the worker,
+``imtheboss.worker.push``): the question and its deadline in the seat's language and zone (a
+reminder says what is still asked, from the seat's own view when it is sent), and the game
+page's address (never a seat's link). The payload is encrypted for the browser's keys
 (RFC 8291, ``aes128gcm``) and the request signed with the server's VAPID key (RFC 8292).
 
 The VAPID key is ``VAPID_PRIVATE_KEY`` (PEM, or the raw key in base64url); without it, the
@@ -27,16 +29,17 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
-from imtheboss.web import display, ssrf, story
+from imtheboss.engine.views import view
+from imtheboss.web import decisions, display, ssrf, story
 from imtheboss.web import players as players_
 from imtheboss.web.hooks import with_deadline
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
-from imtheboss.web.service import ServiceError, now_utc
+from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 
-ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer"})
+ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer", "reminder"})
 LOCALES = ("en", "zh_Hans", "zh_Hant")
 MAX_PHONES = 5  # subscriptions per seat: a new one beyond replaces the oldest
 KEY_FILE = "vapid_private_key.pem"
@@ -240,13 +243,24 @@ def payload(row: OutboundPost, game: Game, seat: Seat, players: list[str]) -> di
     window = body.get("window")
     with force_locale(locale):
         zone = seat.timezone
-        text = with_deadline(story.row_text(note, players, zone), body, zone, "until")
+        said = story.row_text(note, players, zone)
+        if row.kind == "reminder":
+            said = _still_asked(game, seat.seat_index, window, players) or said
+        text = with_deadline(said, body, zone, "until")
     return {
         "title": game.title,
         "body": text,
         "url": f"{base}/g/{game.id}" + (f"#window-{window}" if window else ""),
         "tag": f"{game.id}:{window or row.kind}",
     }
+
+
+def _still_asked(game: Game, seat: int, window: str | None, players: list[str]) -> str:
+    """A reminder's words: what ``seat`` is still asked in ``window``, from its own view (A8),
+    in the current locale; ``""`` when it is asked nothing there any more."""
+    v = view(load_state(game), seat)
+    asked = [a.text for a in decisions.asked_of(v, seat, players) if a.window == window]
+    return _("Reminder: %(asked)s", asked=asked[0]) if asked else ""
 
 
 def ttl(row: OutboundPost) -> int:

@@ -11,16 +11,17 @@ import random
 import re
 
 import pytest
+from flask_babel import force_locale
 from helpers_app import make_app
 from helpers_hooks import Browser
 from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
-from imtheboss.web import push
-from imtheboss.web.models import Notification, db
+from imtheboss.web import decisions, display, push
+from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
 from imtheboss.web.service import create_game, get_game, load_state
 from py_vapid import Vapid
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla")]
 CSRF = re.compile(r'data-csrf="([^"]+)"')
@@ -238,3 +239,56 @@ def test_the_embedded_default_makes_its_key_once(tmp_path, clock) -> None:
     assert keys[0] and keys[0] == keys[1]
     path = tmp_path / push.KEY_FILE
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_reminder_is_pushed_with_what_is_asked_and_by_when_in_the_seats_language(
+    app, clock
+) -> None:
+    """The reminder at 80% of a window (the worker's ``write_reminders``, run here) is pushed at
+    once to the phones of the seat that owes the answer, and to no other seat's; its words are
+    what the seat is still asked and by when, in the seat's language and zone."""
+    from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
+
+    with app.app_context():
+        created = create_game("Phones", PLAYERS, {"windows": {"turn": 3600}})
+        gid = created.game_id
+        first = load_state(get_game(gid)).active
+        other = (first + 1) % len(PLAYERS)
+        db.session.execute(
+            update(Seat)
+            .where(Seat.game_id == gid, Seat.seat_index == first)
+            .values(locale="zh_Hans", timezone="Asia/Shanghai")
+        )
+        db.session.commit()
+    for seat in (first, other):
+        client, headers, _page = seat_client(app, gid, created.seat_tokens[seat])
+        sub = Browser().subscription(f"{ENDPOINT}/{seat}")
+        assert client.post(f"/g/{gid}/push/subscribe", json=sub, headers=headers).status_code == 201
+    clock.advance(minutes=47)
+    with app.app_context():
+        plan_reminders()
+        assert claim_reminders(clock(), 10) == []  # not yet: 80% is 48 minutes
+        clock.advance(minutes=1)
+        made = write_reminders(claim_reminders(clock(), 10), clock())
+        assert len(made) == 1
+        rows = (
+            db.session.execute(select(OutboundPost).where(OutboundPost.kind == "reminder"))
+            .scalars()
+            .all()
+        )
+        assert [r.body["seat"] for r in rows] == [first]  # the other seat owes nothing
+        (row,) = rows
+        sub = db.session.get(PushSubscription, row.subscription_id)
+        assert sub.seat_index == first and row.state == "pending"
+        game = get_game(gid)
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == first)
+        ).scalar_one()
+        names = [name for name, _email in PLAYERS]
+        shown = push.payload(row, game, seat, names)
+        with force_locale("zh_Hans"):
+            asked = str(decisions._WAITS["place_marker"])
+            until = display.page_time(row.body["body"]["until"], "Asia/Shanghai")
+    assert asked in shown["body"] and until in shown["body"]
+    assert "Reminder" in shown["body"]  # "Reminder: %(asked)s" (its Chinese is in the catalog)
+    assert shown["url"].endswith(f"/g/{gid}#window-{row.body['body']['window']}")
