@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy.exc
-from flask import Flask, jsonify, make_response, render_template, request
+from flask import Flask, current_app, jsonify, make_response, render_template, request
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
@@ -54,8 +54,10 @@ def _begin(conn: Any) -> None:
 
 
 def select_locale() -> str:
-    """The language: ``?lang=``, then the session, then the browser's Accept-Language; outside a
-    request (mail rendered by the worker), ``g.locale`` or English."""
+    """The language: ``?lang=``, then the session, then the seat's or the signed-in player's
+    (``players.page_language``: a seat without a language of its own reads in its address's
+    default), then the browser's Accept-Language; outside a request (mail rendered by the
+    worker), ``g.locale`` or English."""
     from flask import g, has_request_context, session
 
     if not has_request_context():
@@ -66,6 +68,11 @@ def select_locale() -> str:
         return lang
     if session.get("lang") in LANGUAGES:
         return session["lang"]
+    from imtheboss.web.players import page_language
+
+    chosen = page_language()
+    if chosen:
+        return chosen
     best = request.accept_languages.best_match(
         ["en", "zh_Hans", "zh_Hant", "zh-CN", "zh-TW", "zh-HK", "zh"]
     )
@@ -178,9 +185,15 @@ def _register_blueprints(app: Flask) -> None:
         module.register(app)
 
 
+JSON_KEY = "imtheboss.json_endpoints"  # in ``app.extensions``: endpoints that answer JSON
+
+
 def wants_json() -> bool:
-    """API requests (``/api/``) and clients that prefer JSON get JSON errors."""
+    """API requests (``/api/``), the endpoints that answer JSON (``app.extensions[JSON_KEY]``:
+    the push subscription's) and clients that prefer JSON get JSON errors."""
     if request.path.startswith("/api/"):
+        return True
+    if request.endpoint in current_app.extensions.get(JSON_KEY, ()):
         return True
     best = request.accept_mimetypes.best_match(["application/json", "text/html"])
     return (

@@ -3,6 +3,8 @@ did not go out. Only the organiser's browser (the admin link's session) reaches 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask import (
     flash,
     get_flashed_messages,
@@ -14,6 +16,7 @@ from flask import (
 from flask_babel import gettext as _
 from imtheboss.web.auth import current_seat
 from imtheboss.web.limits import client_address, spending
+from imtheboss.web.models import Seat
 from imtheboss.web.pages import admin_only, bp, frame, seat_row
 from imtheboss.web.service import (
     resend_invitation,
@@ -25,13 +28,21 @@ from imtheboss.web.undelivered import undelivered_mail
 from werkzeug.wrappers import Response
 
 
+def last_look(seat: Seat) -> datetime | None:
+    """When ``seat`` last looked at its game (aware UTC; ``None``: it has not opened it yet):
+    the later of its page seen (``last_seen_at``) and its presence (``present_at``: the page
+    it opened from its link updates itself, ``imtheboss.web.presence``)."""
+    looks = [at for at in (seat.last_seen_at, seat.present_at) if at is not None]
+    return max(looks, default=None)
+
+
 @bp.get("/g/<gid>/admin")
 def admin_page(gid: str) -> str:
     """The organiser's page: pause or resume, fix a seat's email, resend an invitation, see
-    the mail that did not go out."""
+    the mail that did not go out; when each seat last looked at the game (``last_look``)."""
     game = admin_only(gid)
     ctx = frame(game, current_seat(gid), True)
-    ctx.update(seats=seats_of(gid), notices=get_flashed_messages())
+    ctx.update(seats=seats_of(gid), notices=get_flashed_messages(), last_look=last_look)
     ctx.update(undelivered=undelivered_mail(gid))
     return render_template("admin.html", **ctx)
 

@@ -13,15 +13,18 @@ from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
 
 
-def remember_seat(game_id: str, seat: Seat) -> None:
+def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> None:
     """Sign the browser in as ``seat`` of ``game_id``. The session keeps a fingerprint of the
     seat's token: when the organiser replaces the token ("resend invitation"), the session ends
-    with the old link.
+    with the old link. A seat opened through the signed-in address ``player`` (``/me``: not the
+    seat's own link) holds only while that address stays signed in (``players.signed_in``) and
+    the seat is still its.
 
     The game page the link redirects to does not count as seen (``landing``): mail scanners
     prefetch links and follow the redirect, and a seat marked seen gets no news by mail."""
     seats = dict(session.get("seats", {}))
-    seats[game_id] = [seat.seat_index, seat.token_hash[:16]]
+    entry = [seat.seat_index, seat.token_hash[:16]]
+    seats[game_id] = entry + [player] if player is not None else entry
     session["seats"] = seats
     session["landing"] = game_id
     session.permanent = True
@@ -45,14 +48,53 @@ def current_seat(game_id: str) -> int | None:
         except ServiceError as exc:
             abort(exc.status, exc.message)
     entry = session.get("seats", {}).get(game_id)
-    if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)):
+    if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], int)):
         return None
-    token_hash = db.session.execute(
-        select(Seat.token_hash).where(Seat.game_id == game_id, Seat.seat_index == entry[0])
-    ).scalar_one_or_none()
-    if token_hash is None or token_hash[:16] != entry[1]:
+    row = db.session.execute(
+        select(Seat.token_hash, Seat.email).where(
+            Seat.game_id == game_id, Seat.seat_index == entry[0]
+        )
+    ).one_or_none()
+    if row is None or row.token_hash[:16] != entry[1]:
         return None  # the seat's link was replaced since this browser signed in
+    if len(entry) == 3 and not _still_signed_in(entry[2], row.email):
+        return None  # opened through an address that signed out (or lost the seat)
     return entry[0]
+
+
+def _still_signed_in(player: object, email: str) -> bool:
+    from imtheboss.web import players
+
+    return players.signed_in() == player and players.key(email) == player
+
+
+def seat_of_address(game_id: str) -> int | None:
+    """The seat of ``game_id`` (a started game) that the signed-in address holds, given to this
+    browser as ``/me``'s "open" does (``remember_seat`` through the address), or ``None``: not
+    signed in, or no seat of the address there. A player who signed in by email and opens the
+    game's page directly is taken to their seat, without their seat's link."""
+    from imtheboss.web import players
+    from imtheboss.web.models import Game
+
+    email = players.signed_in()
+    if email is None:
+        return None
+    seat = db.session.execute(
+        select(Seat)
+        .join(Game, Game.id == Seat.game_id)
+        .where(
+            Seat.game_id == game_id,
+            players.of_address(Seat.email, email),
+            Game.status != "unconfirmed",
+        )
+        .order_by(Seat.seat_index)
+        .limit(1)
+    ).scalar_one_or_none()
+    if seat is None:
+        return None
+    remember_seat(game_id, seat, player=email)
+    session.pop("landing", None)  # the player's own browser, not a scanner's prefetch
+    return seat.seat_index
 
 
 def is_admin(game_id: str) -> bool:

@@ -23,6 +23,7 @@ import hmac
 import json
 import re
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
@@ -241,3 +242,56 @@ def delivery_counts(game_id: str) -> dict[int, dict[str, int]]:
     for hook_id, state, count in rows:
         out.setdefault(hook_id, {})[state] = count
     return out
+
+
+FAILURES = {
+    "refused": _l("the server refused the connection"),
+    "timeout": _l("the server did not answer in time"),
+    "tls": _l("the server's certificate is not valid for its address"),
+    "connection": _l("the connection to the server broke off"),
+    "server": _l("the server answered with an error (it is tried again a few times)"),
+    "rejected": _l("the server answered with an error: it did not take the post"),
+    "redirect": _l("the server answered with a redirect, which is not followed"),
+    "not_public": _l("the address is not public (it leads into a private network)"),
+    "no_address": _l("the address's host name cannot be found"),
+    "not_https": _l("the address does not start with https://"),
+    "bad_url": _l("the address is not a web address we can post to"),
+    "cannot_compose": _l("the post could not be written on our side"),
+}
+"""A post's failure (``outbound_posts.error``, the worker's ``Outcome.code``) in plain words."""
+
+
+@dataclass
+class Failure:
+    """A webhook's last failed post: when it was tried (aware UTC), why in plain words
+    (``FAILURES``), and the worker's short technical detail for the organiser (``""``: none;
+    may hold the receiver's HTTP status)."""
+
+    at: Any
+    words: str
+    detail: str
+
+
+def failure_words(code: str | None) -> str:
+    """The plain words of a failure ``code`` (a sentence for any code not in ``FAILURES``)."""
+    return str(FAILURES.get(code or "", _l("the post did not go through")))
+
+
+def last_failures(game_id: str) -> dict[int, Failure]:
+    """Per webhook id of the game, its last failed try (a post ``failed`` for good, or
+    ``pending`` again after a try that failed), for the organiser's list."""
+    newest = (
+        select(func.max(OutboundPost.id))
+        .where(
+            OutboundPost.game_id == game_id,
+            OutboundPost.webhook_id.is_not(None),
+            OutboundPost.error.is_not(None),
+            OutboundPost.state.in_(("failed", "pending", "unknown")),
+        )
+        .group_by(OutboundPost.webhook_id)
+    )
+    rows = db.session.execute(select(OutboundPost).where(OutboundPost.id.in_(newest))).scalars()
+    return {
+        row.webhook_id: Failure(row.tried_at, failure_words(row.error), row.error_detail or "")
+        for row in rows
+    }

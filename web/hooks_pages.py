@@ -63,6 +63,8 @@ def _page(game: Game, status: int = 200, **extra: Any) -> tuple[str, int]:
         "unread": 0,
         "hooks": hooks.hooks_of(game.id),
         "counts": hooks.delivery_counts(game.id),
+        "failures": hooks.last_failures(game.id),
+        "zone": zone,
         "kinds": hooks.HOOK_KINDS,
         "locales": LANGUAGES,
         "shown_url": hooks.shown_url,

@@ -37,6 +37,7 @@ from imtheboss.web.auth import remember_seat
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.service import ServiceError, load_state, now_utc
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
 bp = Blueprint("me", __name__)
@@ -118,7 +119,7 @@ def entries(email: str) -> list[Entry]:
     rows = db.session.execute(
         select(Game, Seat)
         .join(Seat, Seat.game_id == Game.id)
-        .where(Seat.email == email, Game.status != "unconfirmed")
+        .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
     ).all()
     return sorted((entry_of(game, seat) for game, seat in rows), key=_key)
 
@@ -165,13 +166,13 @@ def open_seat(gid: str, index: int) -> Response:
         .where(
             Seat.game_id == gid,
             Seat.seat_index == index,
-            Seat.email == email,
+            players.of_address(Seat.email, email),
             Game.status != "unconfirmed",
         )
     ).scalar_one_or_none()
     if seat is None:
         raise ServiceError(403, "not_your_seat", _("This seat is not one of yours."))
-    remember_seat(gid, seat)
+    remember_seat(gid, seat, player=email)
     session.pop("landing", None)  # a click of the player's own, not a scanner's prefetch
     return redirect(url_for("pages.game_page", gid=gid), 303)
 
@@ -222,7 +223,13 @@ def api_me() -> Response:
 @bp.app_context_processor
 def _signed_in_address() -> dict[str, Any]:
     """The signed-in address for the header of every page (none outside a request: mail)."""
-    return {"player_email": players.signed_in() if has_request_context() else None}
+    if not has_request_context():
+        return {"player_email": None}
+    try:
+        return {"player_email": players.signed_in()}
+    except SQLAlchemyError:  # the error page of a database that is down
+        db.session.rollback()
+        return {"player_email": None}
 
 
 def register(app: Flask) -> None:

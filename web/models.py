@@ -25,6 +25,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    func,
     literal_column,
     text,
 )
@@ -98,6 +99,10 @@ class Seat(db.Model):
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # the seat's last look at its game page or live part (imtheboss.web.presence)
     present_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+# the seats of an address whatever the case of its local part (``players.key``, ``/me``)
+Index("ix_seats_email_lower", func.lower(Seat.email))
 
 
 class EventRecord(db.Model):

@@ -178,7 +178,7 @@ def _hand_over(game_id: str, seat: Seat, name: str, email: str, seq: int) -> Non
     seat.token_hash = hash_token(token)
     seat.name, seat.email = name, email
     seat.notify, seat.joined_at = "every", None
-    seat.last_seen_seq, seat.last_seen_at = 0, None
+    seat.last_seen_seq, seat.last_seen_at, seat.present_at = 0, None, None
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
     index = seat.seat_index
     rows = [invitation(game_id, index, name, link, seat.token_hash[:16], now, seq)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from flask import Flask, g
+from flask import Flask, current_app, g
 from imtheboss.engine.events import Event
 from imtheboss.web.models import BigId, UTCDateTime, db
 from sqlalchemy import (
@@ -171,6 +171,13 @@ def _row(game_id: str, kind: str, seq: int, body: dict, key: str, at: datetime) 
         "attempts": 0,
         "created_at": at,
     }
+
+
+def queue_written(game_id: str) -> None:
+    """After a commit outside the service's (the worker's reminders): tell the mail queue when
+    it wrote posts for ``game_id`` (``OUTBOUND_TASKS``, as ``init_outbound``)."""
+    if current_app.config.get("OUTBOUND_TASKS", True):
+        _after_commit(game_id)
 
 
 def _after_commit(game_id: str) -> None:

@@ -24,7 +24,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState
 from imtheboss.web import LANGUAGES, display
-from imtheboss.web.auth import current_seat, is_admin
+from imtheboss.web.auth import current_seat, is_admin, seat_of_address
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.service import (
     ServiceError,
@@ -105,10 +105,13 @@ def _remember_language() -> None:
 
 def viewer(gid: str) -> tuple[Game, int | None, bool]:
     """The game, the session's seat (or ``None``) and whether it is the organiser; 404 for an
-    unknown game, 403 for a browser that is neither."""
+    unknown game, 403 for a browser that is neither. A browser signed in by email as the
+    address of a seat of the game is that seat (``auth.seat_of_address``)."""
     game = get_game(gid)
     seat = current_seat(gid)
     admin = is_admin(gid)
+    if seat is None and "Authorization" not in request.headers:
+        seat = seat_of_address(gid)
     if seat is None and not admin:
         raise ServiceError(
             403, "not_signed_in", _("Open the link from your invitation to see this game.")

@@ -64,7 +64,7 @@ def _seats_of(email: str) -> list[tuple[Game, Seat]]:
         db.session.execute(
             select(Game, Seat)
             .join(Seat, Seat.game_id == Game.id)
-            .where(Seat.email == email, Game.status != "unconfirmed")
+            .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
             .order_by(Game.created_at)
         ).all()
     )

@@ -6,9 +6,17 @@ for new seats (language, time zone, mail frequency, night, standing orders) and 
 API token. Nothing here is a secret of a game: a player's defaults are that player's own, and no
 other seat reads them.
 
+An address is one player whatever the case of its local part: ``key`` (the address as
+``service.normal_email`` stores it, in lower case) is the ``players`` row's key and the session's
+address, and the seats of an address are found by ``of_address`` (``lower(seats.email)``, an
+index of its own), since seats keep their address as it was typed (normalised).
+
 The browser's session remembers the signed-in address (``session["player"]``:
-``[address, fingerprint]``, the fingerprint of the address under ``SECRET_KEY``, so a cookie
-signed for one address cannot be edited into another even if the session format changes).
+``[address, generation, fingerprint]``, the fingerprint of both under ``SECRET_KEY``, so a
+cookie signed for one address cannot be edited into another even if the session format
+changes). The generation is the ``players.sign_ins`` the browser signed in with: every request
+checks it against the row (``signed_in``), and signing out counts it up, so a copy of the
+cookie (and every other browser of the address) is signed out too.
 """
 
 from __future__ import annotations
@@ -18,11 +26,12 @@ import hmac
 from datetime import datetime
 from typing import Any
 
-from flask import current_app, request, session
+from flask import current_app, g, request, session
 from imtheboss.engine.orders import Orders, OrdersError
 from imtheboss.web.models import UTCDateTime, db
 from imtheboss.web.service import hash_token, now_utc
-from sqlalchemy import JSON, Index, String, select
+from sqlalchemy import JSON, ColumnElement, Index, Integer, String, func, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
 NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
@@ -30,7 +39,8 @@ NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
 
 class Player(db.Model):
     """One address's defaults for its new seats (empty or ``None``: the game's own default)
-    and the sha256 of its API token (``None``: none made)."""
+    and the sha256 of its API token (``None``: none made). ``email`` is the ``key`` of the
+    address; ``sign_ins`` its sign-in generation (see the module)."""
 
     __tablename__ = "players"
     email: Mapped[str] = mapped_column(String(254), primary_key=True)
@@ -41,6 +51,7 @@ class Player(db.Model):
     orders: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # A10: Orders JSON
     api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    sign_ins: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class SignInLink(db.Model):
@@ -60,29 +71,74 @@ class SignInLink(db.Model):
     used_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
-def _fingerprint(email: str) -> str:
-    key = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(key, f"player:{email}".encode(), hashlib.sha256).hexdigest()[:32]
+def key(email: str) -> str:
+    """The player an address is: ``email`` (as ``service.normal_email`` gives it) in lower
+    case, so ``Amy@example.org`` and ``amy@example.org`` are one player."""
+    return email.lower()
+
+
+def of_address(column: Any, email: str) -> ColumnElement[bool]:
+    """The SQL test that the address in ``column`` (``Seat.email``...) is ``email``'s player,
+    whatever the case of the local part (through ``ix_seats_email_lower`` for seats)."""
+    return func.lower(column) == key(email)
+
+
+def _fingerprint(email: str, generation: int) -> str:
+    secret = current_app.config["SECRET_KEY"].encode()
+    text = f"player:{email}:{generation}".encode()
+    return hmac.new(secret, text, hashlib.sha256).hexdigest()[:32]
 
 
 def sign_in(email: str) -> None:
-    """Remember in the session that this browser is ``email`` (a normalised address)."""
-    session["player"] = [email, _fingerprint(email)]
+    """Remember in the session that this browser is ``email``'s player (a normalised address;
+    its ``players`` row is made if missing, and committed), with the row's generation."""
+    row = player_row(key(email), create=True)
+    db.session.commit()
+    session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
     session.permanent = True
+    g.pop(SIGNED_IN, None)
 
 
 def sign_out() -> None:
-    """Forget the signed-in address (seat sessions stay: they are the seats' own links')."""
+    """Forget the signed-in address, here and in every other session of it (copies of this
+    cookie too): the row's generation is counted up, and committed. Seat sessions of the
+    seats' own links stay; those opened through the address end with it (``auth``)."""
+    email = signed_in()
     session.pop("player", None)
+    g.pop(SIGNED_IN, None)
+    if email is not None:
+        db.session.execute(
+            update(Player).where(Player.email == email).values(sign_ins=Player.sign_ins + 1)
+        )
+        db.session.commit()
+
+
+SIGNED_IN = "imtheboss_signed_in"  # on ``g``: the request's answer of ``signed_in``
 
 
 def signed_in() -> str | None:
-    """The address this browser signed in as, or ``None``."""
+    """The address (``key``) this browser signed in as, or ``None`` (no such session, a
+    forged one, or one of a generation the address has signed out of). One read of the
+    ``players`` row per request."""
+    if SIGNED_IN in g:
+        return g.get(SIGNED_IN)
+    g.setdefault(SIGNED_IN, _check_session())
+    return g.get(SIGNED_IN)
+
+
+def _check_session() -> str | None:
     entry = session.get("player")
-    if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry)):
+    if not (isinstance(entry, list) and len(entry) == 3):
         return None
-    email, mark = entry
-    return email if hmac.compare_digest(mark, _fingerprint(email)) else None
+    email, generation, mark = entry
+    if not (isinstance(email, str) and isinstance(generation, int) and isinstance(mark, str)):
+        return None
+    if not hmac.compare_digest(mark, _fingerprint(email, generation)):
+        return None
+    current = db.session.execute(
+        select(Player.sign_ins).where(Player.email == email)
+    ).scalar_one_or_none()
+    return email if current == generation else None
 
 
 def bearer_player() -> str | None:
@@ -97,20 +153,26 @@ def bearer_player() -> str | None:
 
 
 def player_row(email: str, *, create: bool = False) -> Player | None:
-    """The ``players`` row of ``email``; made (not committed) when ``create`` and missing."""
-    row = db.session.get(Player, email)
+    """The ``players`` row of ``email``'s player (``key``); made (not committed) when
+    ``create`` and missing."""
+    row = db.session.get(Player, key(email))
     if row is None and create:
-        row = Player(email=email, created_at=now_utc())
+        row = Player(email=key(email), created_at=now_utc(), sign_ins=0)
         db.session.add(row)
     return row
 
 
 def seat_defaults(emails: list[str]) -> dict[str, Player]:
-    """The ``players`` rows of the addresses among ``emails`` that have one, by address."""
+    """The ``players`` rows of the addresses among ``emails`` that have one, by address (as
+    given: the row of its ``key``)."""
     if not emails:
         return {}
-    rows = db.session.execute(select(Player).where(Player.email.in_(sorted(set(emails)))))
-    return {row.email: row for row in rows.scalars()}
+    keys = sorted({key(e) for e in emails})
+    rows = {
+        row.email: row
+        for row in db.session.execute(select(Player).where(Player.email.in_(keys))).scalars()
+    }
+    return {e: rows[key(e)] for e in emails if key(e) in rows}
 
 
 def apply_defaults(seat: Any, player: Player | None) -> None:
@@ -175,3 +237,39 @@ def start_nights(game_id: str) -> None:
         except ServiceError as exc:  # the seat names its night itself, on its orders page
             current_app.logger.warning("a default night was refused: %s", exc.code)
     db.session.rollback()  # what is left open is a read
+
+
+def seat_language(seat: Any) -> str:
+    """The language ``seat`` reads in: its own (``seats.locale``), else its address's default
+    (``players.locale``, ``/me/settings``), else ``""`` (none chosen)."""
+    from imtheboss.web import LANGUAGES
+
+    if seat.locale in LANGUAGES:
+        return seat.locale
+    row = db.session.get(Player, key(seat.email))
+    return row.locale if row is not None and row.locale in LANGUAGES else ""
+
+
+def page_language() -> str:
+    """The language of a page whose browser chose none (``select_locale``): on a game's pages,
+    the language of the browser's seat there (``seat_language``); elsewhere the signed-in
+    address's default. ``""`` when there is none (or the database cannot say)."""
+    from imtheboss.web import LANGUAGES
+    from imtheboss.web.auth import current_seat
+    from imtheboss.web.models import Seat
+
+    gid = (request.view_args or {}).get("gid")
+    try:
+        if isinstance(gid, str) and "Authorization" not in request.headers:
+            index = current_seat(gid)
+            if index is not None:
+                seat = db.session.execute(
+                    select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
+                ).scalar_one_or_none()
+                return seat_language(seat) if seat is not None else ""
+        email = signed_in()
+        row = db.session.get(Player, email) if email is not None else None
+        return row.locale if row is not None and row.locale in LANGUAGES else ""
+    except SQLAlchemyError:  # the error page of a database that is down
+        db.session.rollback()
+        return ""

@@ -1,9 +1,11 @@
 """Web Push to a seat's phones: the VAPID key, the subscriptions, and what is pushed.
 
-Anything that needs an answer (the mail's urgent kinds and new terms, ``ASKS``) is pushed at
-once to every phone of the seat (``asks``: rows written with the events, posted by the worker,
-``imtheboss.worker.push``): the question and its deadline in the seat's language and zone, and
-the game page's address (never a seat's link). The payload is encrypted for the browser's keys
+Anything that needs an answer (the mail's urgent kinds and new terms, ``ASKS``; the reminder
+at 80% of a window too, written by ``imtheboss.worker.reminders``) is pushed at once to every
+phone of the seat (``asks``: rows written with the events, posted by the worker,
+``imtheboss.worker.push``): the question and its deadline in the seat's language and zone (a
+reminder says what is still asked, from the seat's own view when it is sent), and the game
+page's address (never a seat's link). The payload is encrypted for the browser's keys
 (RFC 8291, ``aes128gcm``) and the request signed with the server's VAPID key (RFC 8292).
 
 The VAPID key is ``VAPID_PRIVATE_KEY`` (PEM, or the raw key in base64url); without it, the
@@ -23,18 +25,21 @@ from types import SimpleNamespace
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
-from imtheboss.web import display, ssrf, story
+from imtheboss.engine.views import view
+from imtheboss.web import decisions, display, ssrf, story
+from imtheboss.web import players as players_
 from imtheboss.web.hooks import with_deadline
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
-from imtheboss.web.service import ServiceError, now_utc
+from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 
-ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer"})
+ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer", "reminder"})
 LOCALES = ("en", "zh_Hans", "zh_Hant")
 MAX_PHONES = 5  # subscriptions per seat: a new one beyond replaces the oldest
 KEY_FILE = "vapid_private_key.pem"
@@ -119,16 +124,28 @@ def subject() -> str:
 
 
 def _key_bytes(value: Any, size: int) -> str:
-    """A browser key (base64url) that decodes to ``size`` bytes. Raises ``ServiceError`` 400."""
+    """A browser key (base64url) that decodes to ``size`` bytes; the 65 bytes of ``p256dh``
+    must be a point of the P-256 curve. Raises ``ServiceError`` 400."""
     try:
         if not isinstance(value, str) or len(value) > 200:
             raise ValueError
         raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
     except (ValueError, binascii.Error):
         raw = b""
-    if len(raw) != size or (size == 65 and raw[0] != 4):
+    if len(raw) != size or (size == 65 and not _on_curve(raw)):
         raise ServiceError(400, "bad_subscription", _("This browser's push keys are not valid."))
     return value.rstrip("=")
+
+
+def _on_curve(raw: bytes) -> bool:
+    """Whether ``raw`` is an uncompressed point of P-256 (the browser's ECDH key)."""
+    if raw[:1] != b"\x04":
+        return False
+    try:
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
+    except ValueError:
+        return False
+    return True
 
 
 def subscribe(game_id: str, seat: int, data: Any) -> int:
@@ -180,17 +197,28 @@ def _drop_oldest(mine: Any) -> None:
         db.session.execute(delete(PushSubscription).where(PushSubscription.id.in_(oldest)))
 
 
-def unsubscribe(game_id: str, seat: int, endpoint: Any) -> bool:
-    """Forget the seat's phone ``endpoint``. Returns whether there was one."""
+def unsubscribe(game_id: str, seat: int, data: Any) -> None:
+    """Forget the seat's phone ``data["endpoint"]`` (only a subscription of this seat). Raises
+    ``ServiceError`` 400 (no endpoint given) or 404 (the seat has no such phone); nothing is
+    removed then."""
+    endpoint = data.get("endpoint") if isinstance(data, dict) else None
+    if not isinstance(endpoint, str) or not endpoint.strip() or len(endpoint) > 2000:
+        raise ServiceError(
+            400, "bad_subscription", _("Say which phone to stop: its push address is missing.")
+        )
     done = db.session.execute(
         delete(PushSubscription).where(
             PushSubscription.game_id == game_id,
             PushSubscription.seat_index == seat,
-            PushSubscription.endpoint == str(endpoint or ""),
+            PushSubscription.endpoint == endpoint,
         )
     )
+    if not done.rowcount:
+        db.session.rollback()
+        raise ServiceError(
+            404, "no_subscription", _("This phone does not get notifications for your seat.")
+        )
     db.session.commit()
-    return bool(done.rowcount)
 
 
 def phones(game_id: str, seat: int) -> int:
@@ -208,20 +236,31 @@ def phones(game_id: str, seat: int) -> int:
 def payload(row: OutboundPost, game: Game, seat: Seat, players: list[str]) -> dict[str, Any]:
     """What the phone shows, in the seat's language and zone: ``{"title", "body", "url",
     "tag"}`` (the same window replaces its earlier notification)."""
-    locale = seat.locale if seat.locale in LOCALES else "en"
+    locale = players_.seat_language(seat) or "en"  # its own, else its address's default
     body = row.body["body"]
     note = SimpleNamespace(kind=row.kind, body=body, seat_index=seat.seat_index, text=row.kind)
     base = current_app.config["BASE_URL"].rstrip("/")
     window = body.get("window")
     with force_locale(locale):
         zone = seat.timezone
-        text = with_deadline(story.row_text(note, players, zone), body, zone, "until")
+        said = story.row_text(note, players, zone)
+        if row.kind == "reminder":
+            said = _still_asked(game, seat.seat_index, window, players) or said
+        text = with_deadline(said, body, zone, "until")
     return {
         "title": game.title,
         "body": text,
         "url": f"{base}/g/{game.id}" + (f"#window-{window}" if window else ""),
         "tag": f"{game.id}:{window or row.kind}",
     }
+
+
+def _still_asked(game: Game, seat: int, window: str | None, players: list[str]) -> str:
+    """A reminder's words: what ``seat`` is still asked in ``window``, from its own view (A8),
+    in the current locale; ``""`` when it is asked nothing there any more."""
+    v = view(load_state(game), seat)
+    asked = [a.text for a in decisions.asked_of(v, seat, players) if a.window == window]
+    return _("Reminder: %(asked)s", asked=asked[0]) if asked else ""
 
 
 def ttl(row: OutboundPost) -> int:

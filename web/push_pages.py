@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, current_app, jsonify, send_from_directory
 from flask_babel import gettext as _
-from imtheboss.web import inputs, push
+from imtheboss.web import JSON_KEY, inputs, push
 from imtheboss.web.auth import current_seat
 from imtheboss.web.service import ServiceError, get_game
 from werkzeug.wrappers import Response
@@ -18,9 +18,14 @@ from werkzeug.wrappers import Response
 bp = Blueprint("push", __name__)
 
 
+JSON_ENDPOINTS = ("push.subscribe", "push.unsubscribe")  # their refusals are JSON too
+
+
 def register(app: Flask) -> None:
-    """Add the push routes to ``app`` (called by ``create_app``)."""
+    """Add the push routes to ``app`` (called by ``create_app``); their refusals are answered
+    as JSON (``web.wants_json``)."""
     app.register_blueprint(bp)
+    app.extensions.setdefault(JSON_KEY, set()).update(JSON_ENDPOINTS)
 
 
 @bp.app_context_processor
@@ -50,10 +55,10 @@ def subscribe(gid: str) -> tuple[Response, int]:
 
 @bp.post("/g/<gid>/push/unsubscribe")
 def unsubscribe(gid: str) -> tuple[Response, int]:
-    """Forget this browser's subscription (``{"endpoint"}``)."""
+    """Forget this browser's subscription (``{"endpoint"}``) of the seat: 200; 400 without an
+    endpoint, 404 when the seat has no such phone (``push.unsubscribe``)."""
     seat = _seat(gid)
-    body = inputs.json_body()
-    push.unsubscribe(gid, seat, body.get("endpoint") if isinstance(body, dict) else None)
+    push.unsubscribe(gid, seat, inputs.json_body())
     return jsonify({"ok": True, "message": _("Notifications are off for this phone.")}), 200
 
 

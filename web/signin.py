@@ -18,7 +18,8 @@ Routes (blueprint ``signin``):
   same browser within ``SIGN_IN_GRACE_SECONDS`` (a double click) signs in again, anything else
   is refused. Links last ``SIGN_IN_LINK_SECONDS`` and name their address: the signature covers
   it and the row must agree.
-- ``POST /sign-out``: forgets the signed-in address (seat sessions stay).
+- ``POST /sign-out``: signs the address out of every session (``players.sign_out``: a copy of
+  the cookie too); seats opened through ``/me`` end with it, a seat link's session stays.
 
 The link is ``{"i": row id, "e": address}`` signed by itsdangerous with ``SECRET_KEY`` (salt
 ``sign-in``); the row id alone opens nothing.
@@ -186,7 +187,7 @@ def confirm() -> str | Response:
 
 @bp.post("/sign-out")
 def sign_out() -> Response:
-    """Forget the signed-in address; back to the home page."""
+    """Sign the address out everywhere (``players.sign_out``); back to the home page."""
     players.sign_out()
     session.pop("sign_in_link", None)
     return redirect(url_for("pages.home"), 303)

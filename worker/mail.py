@@ -17,7 +17,7 @@ import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from imtheboss.web import display, story
+from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
@@ -55,13 +55,14 @@ def local_time(at: datetime, zone: str) -> str:
 
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
-    language (its settings), event lines included (``imtheboss.web.story``). A row to an explicit
-    address (``to_email``; ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``.
-    Raises ``MailFailure`` (``bad_address``) when the address cannot be written."""
+    language (its settings, else its address's default: ``players.seat_language``), event
+    lines included (``imtheboss.web.story``). A row to an explicit address (``to_email``;
+    ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``. Raises ``MailFailure``
+    (``bad_address``) when the address cannot be written."""
     if rows[0].to_email:
         return compose_addressed(game, rows[0])
     assert seat is not None
-    g.locale = seat.locale if seat.locale in LOCALES else "en"
+    g.locale = players.seat_language(seat) or "en"  # its own, else its address's default
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
     until = None

@@ -13,7 +13,8 @@
   other order deadlocks against a timeout being submitted); each game's state is loaded once;
   every seat still owing an answer in the window gets a reminder row, all written together;
   the deadlines are marked ``reminded``. A deadline moved later since it was
-  planned (A1) gets its new time instead.
+  planned (A1) gets its new time instead. Each reminder is pushed too, to the seat's phones
+  (``imtheboss.web.push``: posts written in the same transaction, queued after it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
 from imtheboss.web.notify import remind_time, reminder
+from imtheboss.web.outbound import queue_written
 from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 
@@ -118,9 +120,34 @@ def write_reminders(claims: list[tuple[int, str]], now: datetime) -> list[int]:
     rows = _new(rows)
     db.session.add_all(rows)
     db.session.flush()
+    pushed = _push(rows, now)
     ids = [row.id for row in rows]
     db.session.commit()
+    for game_id in pushed:
+        queue_written(game_id)
     return ids
+
+
+def _push(rows: list[Notification], now: datetime) -> list[str]:
+    """Write the pushes of the reminder ``rows`` (flushed) in their transaction, as the
+    service writes those of its rows (the registered outbox writers: ``outbound.write``, one
+    post per phone of the seat). Returns the games that have rows."""
+    by_game: dict[str, list[dict]] = {}
+    for row in rows:
+        by_game.setdefault(row.game_id, []).append(
+            {
+                "seat_index": row.seat_index,
+                "kind": row.kind,
+                "seq": row.seq,
+                "dedupe_key": row.dedupe_key,
+                "body": row.body,
+                "to_email": row.to_email,
+            }
+        )
+    for game_id, notes in sorted(by_game.items()):
+        for writer in current_app.extensions.get("imtheboss.outbox_writers", ()):
+            writer(game_id, notes[0]["seq"], [], notes, now)
+    return sorted(by_game)
 
 
 def _reminders(game: Game, row: Deadline, owing: list, now: datetime) -> list[Notification]:

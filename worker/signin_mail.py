@@ -16,6 +16,7 @@ from email.message import EmailMessage
 from celery import shared_task
 from flask import current_app, g
 from flask_babel import gettext as _
+from imtheboss.web import players
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import SignInLink
 from imtheboss.web.signin import sign_in_link
@@ -32,7 +33,7 @@ def has_seat(email: str) -> bool:
         db.session.execute(
             select(Seat.id)
             .join(Game, Game.id == Seat.game_id)
-            .where(Seat.email == email, Game.status != "unconfirmed")
+            .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
             .limit(1)
         ).first()
         is not None

@@ -13,7 +13,9 @@ from helpers_organiser import csrf_of
 from helpers_pages import act
 from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game, get_game, load_state
+from sqlalchemy import select
 
 EMAIL = "player@example.org"
 ENTRY = re.compile(r'<li class="my-game[^"]*" data-game="([^"]+)"')
@@ -105,3 +107,20 @@ def test_a_finished_game_shows_its_result(app, clock):
         assert f"you finished with {money} M." in page or f"{money} M." in page
     entry = client.get("/api/me").get_json()["games"][0]
     assert entry["phase"] == "game_over" and entry["result"] and not entry["waiting"]
+
+
+def test_a_signed_in_player_opening_the_game_page_directly_gets_their_seat(app):
+    games = make_home_games(app, EMAIL)
+    client = signed_in_client(app, EMAIL)
+    for gid, seat in games.seats.items():
+        page = client.get(f"/g/{gid}")  # no seat link, no "open" from /me
+        assert page.status_code == 200, page.text[:300]
+        assert "Open the link from your invitation" not in page.text
+        with app.app_context():  # the page was this seat's: it marked the game seen for it
+            row = db.session.execute(
+                select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
+            ).scalar_one()
+            assert row.last_seen_at is not None
+    stranger = signed_in_client(app, "someone@players.imtheboss.net")
+    answer = stranger.get(f"/g/{games.stop}")
+    assert answer.status_code == 403 and "Open the link from your invitation" in answer.text

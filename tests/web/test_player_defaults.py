@@ -10,7 +10,7 @@ from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players import Player
 from imtheboss.web.service import create_game, get_game, load_state
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 EMAIL = "player@example.org"
 PLAYERS = [("Ann", EMAIL), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
@@ -93,3 +93,25 @@ def test_a_bad_form_saves_nothing(app):
         assert (row.locale, row.timezone, row.notify) == ("zh_Hans", "Asia/Shanghai", "must_act")
         assert row.night == {"start": "23:00", "end": "07:00"}
     assert app.test_client().get("/me/settings").status_code == 403
+
+
+def test_a_seat_without_a_language_of_its_own_reads_its_game_in_the_default(app):
+    with app.app_context():
+        made = create_game("Before", PLAYERS)
+        own = create_game("Own language", PLAYERS)
+        mine = (Seat.game_id == own.game_id) & (Seat.seat_index == 0)
+        db.session.execute(update(Seat).where(mine).values(locale="en"))
+        db.session.commit()
+    gid = made.game_id
+    client = signed_in_client(app, EMAIL)
+    assert _save(client, language="zh_Hant", notify="", orders="").status_code == 303
+    assert '<html lang="zh-Hant">' in client.get("/me").text  # the signed-in address's pages
+    browser = app.test_client()  # the seat's own link, no language chosen in the browser
+    assert browser.get(f"/g/{gid}/s/{made.seat_tokens[0]}").status_code == 303
+    assert '<html lang="zh-Hant">' in browser.get(f"/g/{gid}").text
+    other = app.test_client()  # another seat of the game: its address chose nothing
+    assert other.get(f"/g/{gid}/s/{made.seat_tokens[1]}").status_code == 303
+    assert '<html lang="en">' in other.get(f"/g/{gid}").text
+    mine = app.test_client()  # a seat with a language of its own keeps it
+    assert mine.get(f"/g/{own.game_id}/s/{own.seat_tokens[0]}").status_code == 303
+    assert '<html lang="en">' in mine.get(f"/g/{own.game_id}").text

@@ -158,3 +158,28 @@ def test_a_question_is_mailed_once_the_seat_leaves_without_answering(app, clock,
     with app.app_context():
         assert tasks.deliver.run(row) == "sent"
     assert _mails(app) == before + 1
+
+
+def test_the_admin_page_counts_a_seat_that_looked_as_opened(app, clock):
+    """A seat that opened its link and whose page polled (presence) has opened the game, though
+    it has made no move and its page has not been marked seen."""
+    with app.app_context():
+        created = create_game("Opened", PLAYERS)
+    gid = created.game_id
+    organiser = app.test_client()
+    assert organiser.get(f"/g/{gid}/admin/{created.admin_token}").status_code == 303
+    page = organiser.get(f"/g/{gid}/admin").get_data(as_text=True)
+    assert page.count("has not opened the game yet") == 3
+    seat = app.test_client()
+    assert seat.get(f"/g/{gid}/s/{created.seat_tokens[1]}").status_code == 303
+    with app.app_context():
+        presence.record_look(gid, 1, clock())  # what its page's poll writes
+        assert (
+            db.session.execute(
+                select(Seat.last_seen_at).where(Seat.game_id == gid, Seat.seat_index == 1)
+            ).scalar_one()
+            is None
+        )
+    page = organiser.get(f"/g/{gid}/admin").get_data(as_text=True)
+    assert page.count("has not opened the game yet") == 2
+    assert page.count("last seen") == 1

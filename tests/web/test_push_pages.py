@@ -6,20 +6,22 @@ tests/worker/test_outbound.py pushes through a real worker."""
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 
 import pytest
+from flask_babel import force_locale
 from helpers_app import make_app
 from helpers_hooks import Browser
 from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
-from imtheboss.web import push
-from imtheboss.web.models import Notification, db
+from imtheboss.web import decisions, display, push
+from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
 from imtheboss.web.service import create_game, get_game, load_state
 from py_vapid import Vapid
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla")]
 CSRF = re.compile(r'data-csrf="([^"]+)"')
@@ -101,6 +103,55 @@ def test_a_subscription_is_refused_unless_it_is_sound_and_the_seats_own(app) -> 
     answer = outsider.post(f"/g/{gid}/push/subscribe", json=good, headers=outsider_headers)
     assert answer.status_code == 403
     assert phones(app) == []
+
+
+def _off_curve(good: dict) -> str:
+    """A p256dh of the right shape (65 bytes, starting 0x04) that is no point of P-256."""
+    raw = base64.urlsafe_b64decode(good["keys"]["p256dh"] + "==")
+    x, y = raw[1:33], bytearray(raw[33:])
+    y[-1] ^= 1  # the same x with another y: off the curve
+    return base64.urlsafe_b64encode(b"\x04" + x + bytes(y)).rstrip(b"=").decode()
+
+
+def test_a_key_off_the_curve_is_refused_in_json_without_asking_for_it(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+    gid = created.game_id
+    client, headers, _page = seat_client(app, gid, created.seat_tokens[0])
+    plain = {"X-CSRFToken": headers["X-CSRFToken"]}  # no Accept: JSON all the same
+    good = Browser().subscription(ENDPOINT)
+    off = {**good, "keys": {**good["keys"], "p256dh": _off_curve(good)}}
+    answer = client.post(f"/g/{gid}/push/subscribe", json=off, headers=plain)
+    assert answer.status_code == 400 and answer.is_json
+    assert answer.get_json()["error"]["message"] == "This browser's push keys are not valid."
+    assert phones(app) == []
+    stranger = app.test_client().post(f"/g/{gid}/push/subscribe", json=good)
+    assert stranger.status_code in (400, 403) and stranger.is_json
+
+
+def test_unsubscribe_removes_only_a_phone_of_this_seat_and_says_when_there_is_none(app) -> None:
+    with app.app_context():
+        created = create_game("Phones", PLAYERS)
+    gid = created.game_id
+    amy, amy_headers, _page = seat_client(app, gid, created.seat_tokens[0])
+    bill, bill_headers, _page = seat_client(app, gid, created.seat_tokens[1])
+    sub = Browser().subscription(ENDPOINT)
+    assert amy.post(f"/g/{gid}/push/subscribe", json=sub, headers=amy_headers).status_code == 201
+    plain = {"X-CSRFToken": bill_headers["X-CSRFToken"]}
+    for body in ({"endpoint": ENDPOINT}, {"endpoint": ""}, {}, ["x"], {"endpoint": 5}):
+        answer = bill.post(f"/g/{gid}/push/unsubscribe", json=body, headers=plain)
+        assert answer.status_code in (400, 404) and answer.is_json, body
+        assert answer.get_json()["error"]["message"]
+    none = bill.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=plain)
+    assert none.status_code == 404
+    assert none.get_json()["error"]["message"] == (
+        "This phone does not get notifications for your seat."
+    )
+    assert phones(app) == [(gid, 0, ENDPOINT)]  # Amy's phone is still hers
+    off = amy.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=amy_headers)
+    assert off.status_code == 200 and phones(app) == []
+    again = amy.post(f"/g/{gid}/push/unsubscribe", json={"endpoint": ENDPOINT}, headers=amy_headers)
+    assert again.status_code == 404
 
 
 class Enough(Exception):
@@ -188,3 +239,56 @@ def test_the_embedded_default_makes_its_key_once(tmp_path, clock) -> None:
     assert keys[0] and keys[0] == keys[1]
     path = tmp_path / push.KEY_FILE
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_reminder_is_pushed_with_what_is_asked_and_by_when_in_the_seats_language(
+    app, clock
+) -> None:
+    """The reminder at 80% of a window (the worker's ``write_reminders``, run here) is pushed at
+    once to the phones of the seat that owes the answer, and to no other seat's; its words are
+    what the seat is still asked and by when, in the seat's language and zone."""
+    from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
+
+    with app.app_context():
+        created = create_game("Phones", PLAYERS, {"windows": {"turn": 3600}})
+        gid = created.game_id
+        first = load_state(get_game(gid)).active
+        other = (first + 1) % len(PLAYERS)
+        db.session.execute(
+            update(Seat)
+            .where(Seat.game_id == gid, Seat.seat_index == first)
+            .values(locale="zh_Hans", timezone="Asia/Shanghai")
+        )
+        db.session.commit()
+    for seat in (first, other):
+        client, headers, _page = seat_client(app, gid, created.seat_tokens[seat])
+        sub = Browser().subscription(f"{ENDPOINT}/{seat}")
+        assert client.post(f"/g/{gid}/push/subscribe", json=sub, headers=headers).status_code == 201
+    clock.advance(minutes=47)
+    with app.app_context():
+        plan_reminders()
+        assert claim_reminders(clock(), 10) == []  # not yet: 80% is 48 minutes
+        clock.advance(minutes=1)
+        made = write_reminders(claim_reminders(clock(), 10), clock())
+        assert len(made) == 1
+        rows = (
+            db.session.execute(select(OutboundPost).where(OutboundPost.kind == "reminder"))
+            .scalars()
+            .all()
+        )
+        assert [r.body["seat"] for r in rows] == [first]  # the other seat owes nothing
+        (row,) = rows
+        sub = db.session.get(PushSubscription, row.subscription_id)
+        assert sub.seat_index == first and row.state == "pending"
+        game = get_game(gid)
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == first)
+        ).scalar_one()
+        names = [name for name, _email in PLAYERS]
+        shown = push.payload(row, game, seat, names)
+        with force_locale("zh_Hans"):
+            asked = str(decisions._WAITS["place_marker"])
+            until = display.page_time(row.body["body"]["until"], "Asia/Shanghai")
+    assert asked in shown["body"] and until in shown["body"]
+    assert "Reminder" in shown["body"]  # "Reminder: %(asked)s" (its Chinese is in the catalog)
+    assert shown["url"].endswith(f"/g/{gid}#window-{row.body['body']['window']}")

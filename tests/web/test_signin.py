@@ -10,8 +10,8 @@ import re
 
 from helpers_home import ask_link, newest_link, press
 from helpers_organiser import csrf_of
-from imtheboss.web.models import OutboxMail, db
-from imtheboss.web.players import SignInLink
+from imtheboss.web.models import OutboxMail, Seat, db
+from imtheboss.web.players import Player, SignInLink
 from imtheboss.web.service import create_game
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select
@@ -131,3 +131,56 @@ def test_sign_out_forgets_the_address(app, client):
     answer = client.post("/sign-out", data={"csrf_token": csrf_of(page.text)})
     assert answer.status_code == 303
     assert client.get("/me").status_code == 303
+
+
+def test_signing_out_ends_a_copy_of_the_cookie_too(app, client):
+    with app.app_context():
+        created = create_game("A game", PLAYERS)
+    gid = created.game_id
+    ask_link(client, PLAYER)
+    press(client, newest_link(app, PLAYER))
+    page = client.get("/me")
+    token = csrf_of(page.text)
+    assert client.post(f"/me/open/{gid}/0", data={"csrf_token": token}).status_code == 303
+    assert client.get(f"/g/{gid}").status_code == 200
+    copy = app.test_client()  # the same cookie in another browser
+    copy.set_cookie("session", client.get_cookie("session").value)
+    assert copy.get("/me").status_code == 200 and copy.get(f"/g/{gid}").status_code == 200
+    assert client.post("/sign-out", data={"csrf_token": token}).status_code == 303
+    assert copy.get("/me").status_code == 303  # to the sign-in form: not signed in
+    assert copy.get("/api/me").status_code == 401
+    assert copy.get(f"/g/{gid}").status_code == 403  # the seat opened through /me ended too
+    # the seat's own link still signs in; signing in again works
+    assert copy.get(f"/g/{gid}/s/{created.seat_tokens[0]}").status_code == 303
+    assert copy.get(f"/g/{gid}").status_code == 200
+    ask_link(client, PLAYER)
+    press(client, newest_link(app, PLAYER))
+    assert client.get("/me").status_code == 200
+
+
+def test_the_case_of_the_local_part_does_not_matter(app, client):
+    importlib.import_module("imtheboss.worker.celery_app")
+    from imtheboss.worker.signin_mail import send_sign_in
+
+    typed = "Dora.Lee@Players.ImTheBoss.net"
+    with app.app_context():
+        created = create_game("A game", [("Dora", typed), ("Bill", "bill@players.imtheboss.net")])
+        stored = db.session.execute(select(Seat.email).where(Seat.seat_index == 0)).scalar_one()
+    assert stored == "Dora.Lee@players.imtheboss.net"  # as normal_email keeps it
+    ask_link(client, "dora.lee@players.imtheboss.net")
+    with app.app_context():
+        row = db.session.execute(select(SignInLink)).scalar_one()
+        assert send_sign_in.run(row.id) == "sent"  # the address has a seat
+    press(client, newest_link(app, "dora.lee@players.imtheboss.net"))
+    page = client.get("/me")
+    assert page.status_code == 200 and "A game" in page.text
+    answer = client.post(f"/me/open/{created.game_id}/0", data={"csrf_token": csrf_of(page.text)})
+    assert answer.status_code == 303
+    other = app.test_client()
+    ask_link(other, "DORA.LEE@players.imtheboss.net")
+    press(other, newest_link(app, "DORA.LEE@players.imtheboss.net"))
+    assert "A game" in other.get("/me").text
+    with app.app_context():  # one player, whatever the case it signed in with
+        assert db.session.execute(select(Player.email)).scalars().all() == [
+            "dora.lee@players.imtheboss.net"
+        ]

@@ -5,18 +5,22 @@ posts them to an HTTPS endpoint of the tests' own through a real worker."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import re
 
 import pytest
+from helpers_app import make_app
 from helpers_bots import Hoarder
-from helpers_hooks import logged_posts, posted_kinds
+from helpers_hooks import Receiver, logged_posts, new_ca, posted_kinds
 from helpers_play import play_to_end
+from helpers_wait import free_port
 from imtheboss.engine.bots import RandomBot, SensibleBot
+from imtheboss.engine.views import legal_commands
 from imtheboss.web import hooks, ssrf
 from imtheboss.web.outbound import OutboundPost, Webhook
-from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
@@ -26,7 +30,7 @@ CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 @pytest.fixture
 def app_config() -> dict:
-    return {"WEBHOOK_ALLOW_LOOPBACK": True, "OUTBOUND_TASKS": False}
+    return app_config_of()
 
 
 def organiser(app, gid: str, admin_token: str):
@@ -203,3 +207,47 @@ def test_a_whole_game_writes_one_post_per_event_and_webhook_with_public_informat
     zh = [t["text"] for r, t in zip(rows, texts.values(), strict=True) if r.webhook_id == chat_hook]
     assert all(re.search(r"[\u4e00-\u9fff]", text) for text in zh)  # in the webhook's language
     assert all(t["game"]["url"] == f"http://testserver/g/{gid}" for t in texts.values())
+
+
+def test_the_page_says_in_plain_words_why_a_hook_fails(app, _migrated, clock, tmp_path) -> None:
+    """Posts made by the worker's task body here (``post_game.run``), to a port nobody listens
+    on and to a server of the test's own that answers 500: the list says why in plain words,
+    the organiser may open the technical detail."""
+    importlib.import_module("imtheboss.worker.celery_app")
+    from imtheboss.worker.outbound import post_game
+
+    ca, ca_file = new_ca(tmp_path)
+    receiver = Receiver(ca_file, answer=lambda path, n: (500, {}))
+    receiver.start(ca)
+    config = {"WEBHOOK_CA_FILE": str(ca_file), "WEBHOOK_MAX_ATTEMPTS": 1}
+    posting = make_app(_migrated, clock, **app_config_of(), **config)
+    try:
+        with posting.app_context():
+            created = create_game("Failing", PLAYERS)
+            gid = created.game_id
+            hooks.add_hook(gid, "json", f"https://localhost:{free_port()}/gone", "en", "UTC")
+            hooks.add_hook(gid, "json", receiver.url("/err"), "en", "UTC")
+            first = load_state(get_game(gid)).active
+            space = next(
+                c["space"]
+                for c in legal_commands(load_state(get_game(gid)), first)
+                if c["do"] == "place_marker"
+            )
+            submit(gid, first, {"do": "place_marker", "space": space}, "fail-marker")
+            submit(gid, first, {"do": "open_deal"}, "fail-open")  # a post: deal_opened
+            assert set(post_game.run(gid)) == {"failed"}
+    finally:
+        receiver.stop()
+    assert receiver.at("/err")  # it was asked, and answered 500
+    client = organiser(posting, gid, created.admin_token)
+    page = client.get(f"/g/{gid}/admin/hooks").get_data(as_text=True)
+    assert "Last failure" in page
+    assert "the server refused the connection" in page
+    assert "the server answered with an error" in page
+    words = re.sub(r"<details.*?</details>", "", page, flags=re.S)
+    assert "500" not in re.sub(r"<[^>]+>", " ", words)  # no HTTP code outside the detail
+    assert "Technical detail" in page and "500" in page  # the organiser's short detail
+
+
+def app_config_of() -> dict:
+    return {"WEBHOOK_ALLOW_LOOPBACK": True, "OUTBOUND_TASKS": False}

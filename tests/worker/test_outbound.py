@@ -35,7 +35,14 @@ from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.web import hooks, push
 from imtheboss.web.models import Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription, write
-from imtheboss.web.service import create_game, get_game, load_events, load_state, now_utc
+from imtheboss.web.service import (
+    create_game,
+    get_game,
+    load_events,
+    load_state,
+    now_utc,
+    set_status,
+)
 from sqlalchemy import select
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
@@ -274,3 +281,34 @@ def test_pushes_are_encrypted_for_the_phone_and_a_410_drops_it(
     assert all(row.state == "failed" for row in gone)
     assert sorted(left) == [0, 1, 2]  # the phone that answered 410 is dropped
     assert all(row.state in ("sent", "failed", "skipped") for row in rows)
+
+
+def test_a_reminder_is_pushed_at_once_by_the_worker(app, worker, receiver) -> None:
+    """The worker's reminder at 80% of a window (real time: a window of 6 s) is pushed to the
+    phone of the seat that owes the answer as soon as it is written, not at the next sweep of
+    lost posts; the phone reads what is asked."""
+    with app.app_context():
+        created = create_game("Reminded", PLAYERS, {"windows": {"turn": 6}})
+        gid = created.game_id
+        first = load_state(get_game(gid)).active
+    browser = Browser()
+    client = app.test_client()
+    assert client.get(f"/g/{gid}/s/{created.seat_tokens[first]}").status_code == 303
+    page = client.get(f"/g/{gid}/settings").get_data(as_text=True)
+    headers = {"X-CSRFToken": CSRF.search(page).group(1)}
+    subscription = browser.subscription(receiver.url("/push/reminded"))
+    answer = client.post(f"/g/{gid}/push/subscribe", json=subscription, headers=headers)
+    assert answer.status_code == 201
+
+    def reminded() -> list[OutboundPost]:
+        return [r for r in rows_of(app, gid) if r.kind == "reminder" and r.state == "sent"]
+
+    try:
+        wait_for(lambda: reminded(), 30, what="the reminder to be pushed")
+    finally:
+        with app.app_context():
+            set_status(gid, "paused")
+    (row,) = reminded()
+    assert (row.tried_at - row.created_at).total_seconds() < 2  # queued with the reminder
+    bodies = [browser.decrypt(r.body)["body"] for r in receiver.at("/push/reminded")]
+    assert any(body.startswith("Reminder: ") and "(until " in body for body in bodies), bodies
