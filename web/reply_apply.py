@@ -4,7 +4,8 @@ SMTP receiver, IMAP polling, the operator's outbox form).
 ``apply_reply(raw, envelope_to, envelope_from)`` checks, in order: automatic mail (ignored, not
 answered), our reply address and its signature, the sender (``From`` must be the seat's
 address), a trusted relay's ``Authentication-Results`` (``MAIL_REPLY_AUTH_SERVID``), a reply
-seen before (its ``Message-ID`` is the command's idempotency key), the rate limit per sender
+seen before (its ``Message-ID`` is the command's idempotency key, claimed by an insert whose
+unique constraint lets one of two deliveries at the same moment through), the rate limit per sender
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, the
 window ended, a line unclear, a move the rules refuse (nothing changes), or what was done.
@@ -23,7 +24,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
 from imtheboss.web.limits import TooMany, command_spending, spending
-from imtheboss.web.models import CommandRecord, Seat, db
+from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
@@ -37,8 +38,15 @@ from imtheboss.web.reply_screen import (
     sender,
 )
 from imtheboss.web.reply_words import understand
-from imtheboss.web.service import ServiceError, get_game, load_state, normal_email, submit
-from sqlalchemy import select
+from imtheboss.web.service import (
+    ServiceError,
+    get_game,
+    load_state,
+    normal_email,
+    now_utc,
+    submit,
+)
+from sqlalchemy.exc import IntegrityError
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ def apply_reply(
     if auth_failed(message, current_app.config.get("MAIL_REPLY_AUTH_SERVID", "")):
         return Outcome("refused", "auth_failed")
     key = idempotency_key(message, raw)
-    if _seen(ticket.game_id, seat.seat_index, key):
+    if not _claim(ticket.game_id, seat.seat_index, key):
         return Outcome("duplicate")
     try:
         with spending("mail_replies", frm):
@@ -97,17 +105,20 @@ def _same_address(frm: str, stored: str) -> bool:
     return frm.lower() == stored.lower()
 
 
-def _seen(game_id: str, seat: int, key: str) -> bool:
-    """Whether the seat's command with ``key`` was taken before."""
-    found = db.session.execute(
-        select(CommandRecord.id).where(
-            CommandRecord.game_id == game_id,
-            CommandRecord.scope == seat,
-            CommandRecord.idempotency_key == key,
-        )
-    ).first()
+def _claim(game_id: str, seat: int, key: str) -> bool:
+    """Take in the seat's reply with ``key``: ``False`` when it was taken before, or is being
+    taken by another delivery at this moment (the insert of its ``ReplyClaim`` fails on the
+    unique constraint; no read decides)."""
     db.session.rollback()
-    return found is not None
+    db.session.add(
+        ReplyClaim(game_id=game_id, seat_index=seat, idempotency_key=key, created_at=now_utc())
+    )
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        return False
+    return True
 
 
 def open_windows(state: GameState) -> set[str]:
