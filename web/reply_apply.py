@@ -29,6 +29,7 @@ from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
 from imtheboss.web.reply_choices import command_for
+from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
 from imtheboss.web.reply_screen import (
     auth_failed,
@@ -37,7 +38,7 @@ from imtheboss.web.reply_screen import (
     recipients,
     sender,
 )
-from imtheboss.web.reply_words import understand
+from imtheboss.web.reply_words import MAX_CHAT, understand
 from imtheboss.web.service import (
     ServiceError,
     get_game,
@@ -127,13 +128,13 @@ def open_windows(state: GameState) -> set[str]:
 
 
 def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key: str) -> Outcome:
-    """The checks that are answered, then the move."""
+    """The checks that are answered, then the move (``_move``)."""
     thread = thread_of(message)
     game_id = ticket.game_id
 
     def told(said: str, **details) -> Outcome:
         answer(game_id, seat, key, said, thread, **details)
-        return Outcome("answered", said)
+        return Outcome("done" if said == "done" else "answered", said)
 
     if not ticket.matches(seat):
         return told("outdated")
@@ -144,22 +145,25 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     db.session.rollback()
     if ticket.window and ticket.window not in open_windows(state):
         return told("window_ended", window=ticket.window)
-    line = first_line(raw)
-    choice = command_for(understand(line) if line else None, state, seat.seat_index, ticket.window)
+    whole = first_line(raw) or ""
+    reading = understand(whole) if whole else None
+    line = whole[:200]  # what the answer says it read
+    choice = command_for(reading, state, seat.seat_index, ticket.window)
     if choice.command is None:
-        return told(choice.problem, line=(line or "")[:200])
+        return told(choice.problem, line=line)
+    move = move_said(choice.command, state, seat.seat_index)
+    cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:
         with command_spending(game_id, seat.seat_index, choice.command):
             result = submit(game_id, seat.seat_index, choice.command, key, via="mail")
     except TooMany:
         return Outcome("ignored", "rate_limited")
     except ServiceError as exc:
-        return told("refused", line=(line or "")[:200], refusal=exc.to_dict())
+        return told("refused", line=line, refusal=exc.to_dict())
     if result.duplicate:
         return Outcome("duplicate")
     said = [_said(event, seat.seat_index) for _seq, event in result.events]
-    answer(game_id, seat, key, "done", thread, line=(line or "")[:200], messages=said)
-    return Outcome("done")
+    return told("done", line=line, messages=said, move=move, cut=cut)
 
 
 def _status(status: str) -> dict[str, str]:

@@ -44,12 +44,14 @@ MAX_CHAT = 500  # characters of a chat line taken from mail
 @dataclass(frozen=True)
 class Reading:
     """What a line says: ``verb`` (a key of ``WORDS``), ``price`` (``{"cash": M}`` or
-    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``)."""
+    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``,
+    its first ``MAX_CHAT`` characters; ``cut``: the chat was longer, and was cut there)."""
 
     verb: str
     price: dict[str, int] | None = None
     text: str | None = None
     space: int | None = None
+    cut: bool = False
 
 
 def _normal(line: str) -> str:
@@ -68,8 +70,9 @@ def understand(line: str) -> Reading | None:
     a number, a number that is not whole, anything else)."""
     chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
     if chat:
-        text = chat.group(2).strip()[:MAX_CHAT]
-        return Reading("chat", text=text) if text else None
+        whole = chat.group(2).strip()
+        text = whole[:MAX_CHAT].rstrip()
+        return Reading("chat", text=text, cut=len(whole) > MAX_CHAT) if text else None
     text = _normal(line)
     if text in _VERB_OF and _VERB_OF[text] not in ("offer", "chat", "place"):
         return Reading(_VERB_OF[text])
