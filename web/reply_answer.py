@@ -8,6 +8,7 @@ answered once.
 
 from __future__ import annotations
 
+import re
 from email.message import EmailMessage
 from typing import Any
 
@@ -23,13 +24,24 @@ ANSWERS = ("done", "unclear", "not_now", "several", "window_ended", "outdated", 
 
 def thread_of(message: EmailMessage) -> dict[str, str]:
     """The threading headers an answer to ``message`` takes: ``in_reply_to`` (its Message-ID),
-    ``references`` (its References and Message-ID), ``subject`` (``Re:`` once)."""
+    ``references`` (its References and Message-ID), ``subject`` (``Re:`` once, whatever
+    prefixes the client wrote; ``""`` when the reply had no subject: the mail writes its
+    own)."""
     msgid = str(message.get("Message-ID", "")).strip()
     refs = " ".join(str(message.get("References", "")).split() + ([msgid] if msgid else []))
-    subject = " ".join(str(message.get("Subject", "")).split())[:200]
-    if subject and not subject.lower().startswith("re:"):
-        subject = "Re: " + subject
-    return {"in_reply_to": msgid, "references": refs[-900:], "subject": subject}
+    subject = REPLY_PREFIX.sub("", " ".join(str(message.get("Subject", "")).split()))[:200]
+    return {
+        "in_reply_to": msgid,
+        "references": refs[-900:],
+        "subject": f"Re: {subject}" if subject else "",
+    }
+
+
+# What clients put before a subject they answer, once or many times: Re:, RE[2]:, AW:, SV:,
+# 回复：, 回覆:, 答复： (a phone's mail app in Chinese writes its own).
+REPLY_PREFIX = re.compile(
+    r"^(\s*(re|aw|sv|antw|答复|答覆|回复|回覆|回應)\s*(\[\d+\]|\(\d+\))?\s*[:：])+\s*", re.I
+)
 
 
 def answer(

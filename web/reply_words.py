@@ -62,6 +62,8 @@ def _normal(line: str) -> str:
 
 
 CHAT = re.compile(r"^(chat|聊天)\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
+# "space 5", "第5格", "5号", "5號": the words around a space's number
+SPACE_WORDS = re.compile(r"^\s*(on\s+)?(space\s+|第\s*)?|\s*(格|号|號|号格|號格)$")
 PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 
 
@@ -81,7 +83,7 @@ def understand(line: str) -> Reading | None:
             price = _price(text[len(word) :].strip())
             return Reading("offer", price=price) if price else None
         if verb == "place" and text.startswith(word):
-            rest = text[len(word) :].strip()
+            rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
             return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
     return None
 
