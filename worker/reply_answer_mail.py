@@ -39,8 +39,9 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
         msg["In-Reply-To"] = body["in_reply_to"]
         msg["References"] = body.get("references") or body["in_reply_to"]
     msg["Auto-Submitted"] = "auto-replied"  # RFC 3834: no auto-responder answers it
-    reply = way_now(game, seat, g.locale) if seat is not None else None
-    if reply is not None and game.status == "active":
+    # only a running game has a next step (one waiting for its organiser has no state yet)
+    reply = way_now(game, seat, g.locale) if seat is not None and game.status == "active" else None
+    if reply is not None:
         msg["Reply-To"] = reply.address
     context = {
         "game": game,
@@ -49,8 +50,8 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
         "line": body.get("line", ""),
         **_done(game, seat, body),
         "why": _why(body),
-        "reply": reply if game.status == "active" else None,
-        "until": _until(reply, seat) if game.status == "active" else "",
+        "reply": reply,
+        "until": _until(reply, seat),
         "link": seat_link(game.id, seat) if seat is not None else "",
         "unsubscribe": unsubscribe_link(game.id, seat) if seat is not None else "",
     }

@@ -166,3 +166,16 @@ def test_a_chat_within_the_limit_is_not_said_to_be_cut(app) -> None:
     assert _reply(app, a, "chat: " + "x" * MAX_CHAT) == "done"
     plain, _html = _texts(_answer(app))
     assert "was cut" not in plain and "You wrote in the chat" in plain
+
+
+@pytest.mark.parametrize(
+    ("lang", "says"), [("en", "has not started yet"), ("zh_Hant", "還沒有開始")]
+)
+def test_a_reply_to_a_game_not_started_is_refused_in_the_seat_s_language(app, lang, says) -> None:
+    a = _asked(app, lang)
+    with app.app_context():  # as if it were waiting for its organiser again
+        db.session.get(Game, a.game_id).status = "unconfirmed"
+        db.session.commit()
+    assert _reply(app, a, "place 3") == "answered"
+    plain = _texts(_answer(app))[0]
+    assert says in plain and (lang == "en" or not ENGLISH.search(plain)), plain
