@@ -128,13 +128,13 @@ def open_windows(state: GameState) -> set[str]:
 
 
 def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key: str) -> Outcome:
-    """The checks that are answered, then the move (``_move``)."""
+    """The checks that are answered, then the move, and its answer."""
     thread = thread_of(message)
     game_id = ticket.game_id
 
     def told(said: str, **details) -> Outcome:
         answer(game_id, seat, key, said, thread, **details)
-        return Outcome("done" if said == "done" else "answered", said)
+        return Outcome("done") if said == "done" else Outcome("answered", said)
 
     if not ticket.matches(seat):
         return told("outdated")
