@@ -294,3 +294,21 @@ class OutboxMail(db.Model):
     subject: Mapped[str] = mapped_column(String(300))
     message: Mapped[str] = mapped_column(Text)  # the whole RFC 5322 message
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReplyClaim(db.Model):
+    """A reply by mail taken in for a seat: one row per (game, seat, idempotency key: the
+    mail's ``Message-ID``, ``imtheboss.web.reply_screen.idempotency_key``), written and
+    committed before the reply is read as a move. Its unique constraint decides which of two
+    deliveries of one mail at the same moment acts and is answered: the other one's insert
+    fails (``imtheboss.web.reply_apply``)."""
+
+    __tablename__ = "reply_claims"
+    __table_args__ = (
+        UniqueConstraint("game_id", "seat_index", "idempotency_key", name="uq_reply_claims_key"),
+    )
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat_index: Mapped[int] = mapped_column(Integer)
+    idempotency_key: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -42,6 +42,7 @@ SENTENCES: dict[str, Any] = {
     "game_over": _l("The game is over."),
     # the web's
     "paused": _l("The organiser has paused the game."),
+    "not_started": _l("The game has not started yet."),
     "no_game": _l("There is no such game (or the link is incomplete)."),
     "not_found": _l("There is no such page (or the link is incomplete)."),
     "method_not_allowed": _l("That page cannot be used that way."),

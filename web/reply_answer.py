@@ -8,6 +8,7 @@ answered once.
 
 from __future__ import annotations
 
+import re
 from email.message import EmailMessage
 from typing import Any
 
@@ -23,13 +24,24 @@ ANSWERS = ("done", "unclear", "not_now", "several", "window_ended", "outdated", 
 
 def thread_of(message: EmailMessage) -> dict[str, str]:
     """The threading headers an answer to ``message`` takes: ``in_reply_to`` (its Message-ID),
-    ``references`` (its References and Message-ID), ``subject`` (``Re:`` once)."""
+    ``references`` (its References and Message-ID), ``subject`` (``Re:`` once, whatever
+    prefixes the client wrote; ``""`` when the reply had no subject: the mail writes its
+    own)."""
     msgid = str(message.get("Message-ID", "")).strip()
     refs = " ".join(str(message.get("References", "")).split() + ([msgid] if msgid else []))
-    subject = " ".join(str(message.get("Subject", "")).split())[:200]
-    if subject and not subject.lower().startswith("re:"):
-        subject = "Re: " + subject
-    return {"in_reply_to": msgid, "references": refs[-900:], "subject": subject}
+    subject = REPLY_PREFIX.sub("", " ".join(str(message.get("Subject", "")).split()))[:200]
+    return {
+        "in_reply_to": msgid,
+        "references": refs[-900:],
+        "subject": f"Re: {subject}" if subject else "",
+    }
+
+
+# What clients put before a subject they answer, once or many times: Re:, RE[2]:, AW:, SV:,
+# 回复：, 回覆:, 答复： (a phone's mail app in Chinese writes its own).
+REPLY_PREFIX = re.compile(
+    r"^(\s*(re|aw|sv|antw|答复|答覆|回复|回覆|回應)\s*(\[\d+\]|\(\d+\))?\s*[:：])+\s*", re.I
+)
 
 
 def answer(
@@ -45,9 +57,6 @@ def answer(
     (the events done, as messages), ``refusal`` (``{"code", "message"}``), ``window``. Returns
     ``False`` when this reply was answered before (nothing is written)."""
     dedupe = f"{game_id}:-1:{KIND}:{seat.seat_index}:{key}"[:160]
-    if db.session.execute(select(Notification.id).where(Notification.dedupe_key == dedupe)).first():
-        db.session.rollback()
-        return False
     body = {
         "answer": said,
         "for_seat": seat.seat_index,
@@ -71,7 +80,7 @@ def answer(
     )
     try:
         db.session.commit()
-    except IntegrityError:  # the same reply, answered meanwhile by another process
+    except IntegrityError:  # the same reply, answered before (the dedupe key is unique)
         db.session.rollback()
         return False
     _after_commit(game_id)

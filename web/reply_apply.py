@@ -4,7 +4,8 @@ SMTP receiver, IMAP polling, the operator's outbox form).
 ``apply_reply(raw, envelope_to, envelope_from)`` checks, in order: automatic mail (ignored, not
 answered), our reply address and its signature, the sender (``From`` must be the seat's
 address), a trusted relay's ``Authentication-Results`` (``MAIL_REPLY_AUTH_SERVID``), a reply
-seen before (its ``Message-ID`` is the command's idempotency key), the rate limit per sender
+seen before (its ``Message-ID`` is the command's idempotency key, claimed by an insert whose
+unique constraint lets one of two deliveries at the same moment through), the rate limit per sender
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, the
 window ended, a line unclear, a move the rules refuse (nothing changes), or what was done.
@@ -23,11 +24,12 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
 from imtheboss.web.limits import TooMany, command_spending, spending
-from imtheboss.web.models import CommandRecord, Seat, db
+from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
 from imtheboss.web.reply_choices import command_for
+from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
 from imtheboss.web.reply_screen import (
     auth_failed,
@@ -36,9 +38,16 @@ from imtheboss.web.reply_screen import (
     recipients,
     sender,
 )
-from imtheboss.web.reply_words import understand
-from imtheboss.web.service import ServiceError, get_game, load_state, normal_email, submit
-from sqlalchemy import select
+from imtheboss.web.reply_words import MAX_CHAT, understand
+from imtheboss.web.service import (
+    ServiceError,
+    get_game,
+    load_state,
+    normal_email,
+    now_utc,
+    submit,
+)
+from sqlalchemy.exc import IntegrityError
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,7 @@ def apply_reply(
     if auth_failed(message, current_app.config.get("MAIL_REPLY_AUTH_SERVID", "")):
         return Outcome("refused", "auth_failed")
     key = idempotency_key(message, raw)
-    if _seen(ticket.game_id, seat.seat_index, key):
+    if not _claim(ticket.game_id, seat.seat_index, key):
         return Outcome("duplicate")
     try:
         with spending("mail_replies", frm):
@@ -97,17 +106,20 @@ def _same_address(frm: str, stored: str) -> bool:
     return frm.lower() == stored.lower()
 
 
-def _seen(game_id: str, seat: int, key: str) -> bool:
-    """Whether the seat's command with ``key`` was taken before."""
-    found = db.session.execute(
-        select(CommandRecord.id).where(
-            CommandRecord.game_id == game_id,
-            CommandRecord.scope == seat,
-            CommandRecord.idempotency_key == key,
-        )
-    ).first()
+def _claim(game_id: str, seat: int, key: str) -> bool:
+    """Take in the seat's reply with ``key``: ``False`` when it was taken before, or is being
+    taken by another delivery at this moment (the insert of its ``ReplyClaim`` fails on the
+    unique constraint; no read decides)."""
     db.session.rollback()
-    return found is not None
+    db.session.add(
+        ReplyClaim(game_id=game_id, seat_index=seat, idempotency_key=key, created_at=now_utc())
+    )
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        return False
+    return True
 
 
 def open_windows(state: GameState) -> set[str]:
@@ -116,13 +128,13 @@ def open_windows(state: GameState) -> set[str]:
 
 
 def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key: str) -> Outcome:
-    """The checks that are answered, then the move."""
+    """The checks that are answered, then the move, and its answer."""
     thread = thread_of(message)
     game_id = ticket.game_id
 
     def told(said: str, **details) -> Outcome:
         answer(game_id, seat, key, said, thread, **details)
-        return Outcome("answered", said)
+        return Outcome("done") if said == "done" else Outcome("answered", said)
 
     if not ticket.matches(seat):
         return told("outdated")
@@ -133,22 +145,25 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     db.session.rollback()
     if ticket.window and ticket.window not in open_windows(state):
         return told("window_ended", window=ticket.window)
-    line = first_line(raw)
-    choice = command_for(understand(line) if line else None, state, seat.seat_index, ticket.window)
+    whole = first_line(raw) or ""
+    reading = understand(whole) if whole else None
+    line = whole[:200]  # what the answer says it read
+    choice = command_for(reading, state, seat.seat_index, ticket.window)
     if choice.command is None:
-        return told(choice.problem, line=(line or "")[:200])
+        return told(choice.problem, line=line)
+    move = move_said(choice.command, state, seat.seat_index)
+    cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:
         with command_spending(game_id, seat.seat_index, choice.command):
             result = submit(game_id, seat.seat_index, choice.command, key, via="mail")
     except TooMany:
         return Outcome("ignored", "rate_limited")
     except ServiceError as exc:
-        return told("refused", line=(line or "")[:200], refusal=exc.to_dict())
+        return told("refused", line=line, refusal=exc.to_dict())
     if result.duplicate:
         return Outcome("duplicate")
     said = [_said(event, seat.seat_index) for _seq, event in result.events]
-    answer(game_id, seat, key, "done", thread, line=(line or "")[:200], messages=said)
-    return Outcome("done")
+    return told("done", line=line, messages=said, move=move, cut=cut)
 
 
 def _status(status: str) -> dict[str, str]:

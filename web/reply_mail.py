@@ -6,9 +6,11 @@ the decision now, in the seat's language (``imtheboss.web.reply_words``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from flask import current_app
+from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.reply_address import reply_address
 from imtheboss.web.reply_choices import verbs_that_work
@@ -23,10 +25,12 @@ ASKING = frozenset(
 
 @dataclass(frozen=True)
 class ReplyWay:
-    """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language."""
+    """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language;
+    ``until``: when the first of the seat's open decisions ends (aware UTC), if one does."""
 
     address: str
     words: list[str] = field(default_factory=list)
+    until: datetime | None = None
 
 
 def asks(rows: list[Any]) -> bool:
@@ -46,7 +50,9 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
 def way_now(game: Game, seat: Seat, lang: str, window: str = "") -> ReplyWay | None:
     """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step);
     ``None`` when only chat is left."""
-    verbs = verbs_that_work(load_state(game), seat.seat_index, window)
+    state = load_state(game)
+    verbs = verbs_that_work(state, seat.seat_index, window)
     if not [v for v in verbs if v != "chat"]:
         return None
-    return ReplyWay(reply_address(game.id, seat, window), shown(verbs, lang))
+    until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
+    return ReplyWay(reply_address(game.id, seat, window), shown(verbs, lang), until)

@@ -17,6 +17,8 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from html.parser import HTMLParser
 
+from imtheboss.web.reply_words import CHAT
+
 # Charset labels read as the superset clients really send under them.
 CHARSETS = {
     "gb2312": "gb18030",
@@ -35,8 +37,9 @@ ATTRIBUTION_START = re.compile(r"^(on\s|在\s*\d|於\s*\d|在\s|於\s)", re.IGNO
 STOPS = re.compile(
     r"^(-- ?|_{8,}|-{5,}.*|-+\s*(original message|原始邮件|原始郵件|转发邮件|轉寄郵件).*-*"
     r"|(from|发件人|寄件者|發件人)\s*[:：].*"
-    r"|sent from my .*|sent from .*(iphone|ipad|android|mobile|outlook).*|get outlook for .*"
-    r"|发自我的.*|從我的.*傳送|从我的.*发送|寄自我的.*|发自.*(邮箱|客户端|手机).*)$",
+    r"|sent (from|with|via) .*|get outlook for .*|envoyé de mon .*|von meinem .* gesendet"
+    r"|enviado desde mi .*|发自我的.*|從我的.*傳送|从我的.*发送|寄自我的.*|使用.*(傳送|发送)"
+    r"|(发自|来自|來自).*(邮箱|郵箱|客户端|客戶端|手机|手機|iphone|ipad|android).*)$",
     re.IGNORECASE,
 )
 
@@ -98,7 +101,8 @@ def unflow(text: str, delsp: bool) -> str:
 def line_of(text: str) -> str | None:
     """The first meaningful line of ``text``: blank lines, quoted lines (``>``) and attribution
     lines are passed over; a signature, a mobile footer or the start of a forwarded original
-    ends the search."""
+    ends the search. A chat (``chat: …``) takes the rest of its paragraph too, joined with
+    spaces."""
     lines = [_clean(line) for line in text.splitlines()]
     for index, line in enumerate(lines):
         if not line or line.startswith(">"):
@@ -109,8 +113,23 @@ def line_of(text: str) -> str | None:
             continue
         if ATTRIBUTION_END.search(line):  # the tail of a wrapped attribution
             continue
+        if CHAT.match(unicodedata.normalize("NFKC", line)):
+            line = " ".join([line, *_paragraph(lines[index + 1 :])]).strip()
         return line[:MAX_LINE]
     return None
+
+
+def _paragraph(lines: list[str]) -> list[str]:
+    """The lines that go on a chat's first line, as a phone wraps or the writer breaks it: up
+    to a blank line, a quote, an attribution, a signature or a footer."""
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if not line or line.startswith(">") or STOPS.match(line) or line == "--":
+            break
+        if _attribution(line, lines[index + 1 : index + 3]) or ATTRIBUTION_END.search(line):
+            break
+        out.append(line)
+    return out
 
 
 def _clean(line: str) -> str:

@@ -44,12 +44,14 @@ MAX_CHAT = 500  # characters of a chat line taken from mail
 @dataclass(frozen=True)
 class Reading:
     """What a line says: ``verb`` (a key of ``WORDS``), ``price`` (``{"cash": M}`` or
-    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``)."""
+    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``,
+    its first ``MAX_CHAT`` characters; ``cut``: the chat was longer, and was cut there)."""
 
     verb: str
     price: dict[str, int] | None = None
     text: str | None = None
     space: int | None = None
+    cut: bool = False
 
 
 def _normal(line: str) -> str:
@@ -60,6 +62,8 @@ def _normal(line: str) -> str:
 
 
 CHAT = re.compile(r"^(chat|聊天)\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
+# "space 5", "第5格", "5号", "5號": the words around a space's number
+SPACE_WORDS = re.compile(r"^\s*(on\s+)?(space\s+|第\s*)?|\s*(格|号|號|号格|號格)$")
 PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 
 
@@ -68,8 +72,9 @@ def understand(line: str) -> Reading | None:
     a number, a number that is not whole, anything else)."""
     chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
     if chat:
-        text = chat.group(2).strip()[:MAX_CHAT]
-        return Reading("chat", text=text) if text else None
+        whole = chat.group(2).strip()
+        text = whole[:MAX_CHAT].rstrip()
+        return Reading("chat", text=text, cut=len(whole) > MAX_CHAT) if text else None
     text = _normal(line)
     if text in _VERB_OF and _VERB_OF[text] not in ("offer", "chat", "place"):
         return Reading(_VERB_OF[text])
@@ -78,7 +83,7 @@ def understand(line: str) -> Reading | None:
             price = _price(text[len(word) :].strip())
             return Reading("offer", price=price) if price else None
         if verb == "place" and text.startswith(word):
-            rest = text[len(word) :].strip()
+            rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
             return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
     return None
 

@@ -173,8 +173,7 @@ SEATS = ("player", "boss", "provider")
 
 def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
     """``msg`` as one line in the current locale, times in zone ``tz``."""
-    params = {key: _word(key, value, players, tz) for key, value in msg.params.items()}
-    text = str(TEXTS.get(msg.id, TEXTS["unknown"])) % params
+    text = fill(TEXTS.get(msg.id, TEXTS["unknown"]), msg.params, players, tz)
     if msg.by_order:
         return text + " · " + _("by your standing orders")
     if msg.by_proxy:
@@ -182,6 +181,13 @@ def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
     if msg.by_mail:
         return text + " · " + _("by mail")
     return text
+
+
+def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "UTC") -> str:
+    """``sentence`` (a translated ``%(key)s`` string) in the current locale, each of ``params``
+    turned into words by its kind (seats into names, cards into named investors, prices into M
+    or shares, times into zone ``tz``), as ``render`` does for messages."""
+    return str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
 
 
 def row_text(row: Any, players: list[str], tz: str = "UTC") -> str:

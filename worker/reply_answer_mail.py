@@ -1,7 +1,9 @@
 """Composing the answer to a reply by mail (``reply_answer`` rows, ``imtheboss.web.reply_answer``):
 threaded on the reply (``In-Reply-To``, ``References``, ``Re:`` subject), in the seat's
-language: what was done (the events as the seat sees them, ``imtheboss.web.story``) or why
-nothing was, and the words that work now, with the next decision's reply address.
+language: what the move was (``imtheboss.web.reply_moves``) and what was done (the events as
+the seat sees them, ``imtheboss.web.story``, times in the seat's zone) or why nothing was, the
+words that work now with the next decision's reply address, the seat's own game link and the
+footer every mail has (the game's name, the unsubscribe link).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from flask import g
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.history import Message
-from imtheboss.web import story
-from imtheboss.web.models import Game, Notification
+from imtheboss.web import display, story
+from imtheboss.web.links import seat_link, unsubscribe_link
+from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.refusals import refusal
 from imtheboss.web.reply_answer import seat_row
-from imtheboss.web.reply_mail import way_now
+from imtheboss.web.reply_mail import ReplyWay, way_now
+from imtheboss.web.reply_moves import move_text
 from imtheboss.web.service import seats_of
 
 LOCALES = ("en", "zh_Hans", "zh_Hant")
@@ -35,24 +39,49 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
         msg["In-Reply-To"] = body["in_reply_to"]
         msg["References"] = body.get("references") or body["in_reply_to"]
     msg["Auto-Submitted"] = "auto-replied"  # RFC 3834: no auto-responder answers it
-    reply = way_now(game, seat, g.locale) if seat is not None else None
-    if reply is not None and game.status == "active":
+    # only a running game has a next step (one waiting for its organiser has no state yet)
+    reply = way_now(game, seat, g.locale) if seat is not None and game.status == "active" else None
+    if reply is not None:
         msg["Reply-To"] = reply.address
-    players = [s.name for s in seats_of(game.id)]
-    zone = (seat.timezone if seat else "") or "UTC"
     context = {
         "game": game,
         "name": seat.name if seat else "",
         "said": body.get("answer", ""),
         "line": body.get("line", ""),
+        **_done(game, seat, body),
+        "why": _why(body),
+        "reply": reply,
+        "until": _until(reply, seat),
+        "link": seat_link(game.id, seat) if seat is not None else "",
+        "unsubscribe": unsubscribe_link(game.id, seat) if seat is not None else "",
+    }
+    if context["unsubscribe"]:
+        msg["List-Unsubscribe"] = f"<{context['unsubscribe']}>"
+        msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    parts(msg, "email/reply_answer", context)
+    return msg
+
+
+def _done(game: Game, seat: Seat | None, body: dict) -> dict:
+    """What a ``done`` answer says, in the current locale and the seat's zone: ``move`` (what
+    the move was, ``imtheboss.web.reply_moves``), ``cut`` (the number of characters a chat was
+    cut to, 0 when it was not), ``done`` (the events, as the seat sees them)."""
+    players = [s.name for s in seats_of(game.id)]
+    zone = (seat.timezone if seat else "") or "UTC"
+    return {
+        "move": move_text(body.get("move"), players, zone),
+        "cut": int(body.get("cut") or 0),
         "done": [
             story.render(Message.from_json(m), players, zone) for m in body.get("messages", [])
         ],
-        "why": _why(body),
-        "reply": reply if game.status == "active" else None,
     }
-    parts(msg, "email/reply_answer", context)
-    return msg
+
+
+def _until(reply: ReplyWay | None, seat: Seat | None) -> str:
+    """When the seat's next decision ends, in its zone and language (``""``: none waits)."""
+    if reply is None or reply.until is None or seat is None:
+        return ""
+    return display.page_time(reply.until, seat.timezone or "UTC")
 
 
 def _why(body: dict) -> str:
