@@ -1,7 +1,7 @@
 """checkpoints: the engine's state every few hundred events, where the replay starts
 
 Revision ID: d2e8b3f6a9c1
-Revises: c4a9e7d2b1f0
+Revises: f2b8d4a6c9e1
 Create Date: 2026-12-01 19:40:00.000000
 
 ``checkpoints``: ``(game_id, seq)`` and the state after ``seq`` events in the snapshot's
@@ -14,7 +14,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "d2e8b3f6a9c1"
-down_revision = "c4a9e7d2b1f0"
+down_revision = "f2b8d4a6c9e1"
 branch_labels = None
 depends_on = None
 

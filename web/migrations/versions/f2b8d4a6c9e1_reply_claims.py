@@ -1,7 +1,7 @@
 """reply claims: a reply by mail taken in once per (game, seat, Message-ID)
 
 Revision ID: f2b8d4a6c9e1
-Revises: c4a9e7d2b1f0
+Revises: a3f6d1c8e2b7
 Create Date: 2026-12-01 19:30:00.000000
 
 ``reply_claims``: written before a reply by mail is acted on; its unique constraint makes one
@@ -13,7 +13,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "f2b8d4a6c9e1"
-down_revision = "c4a9e7d2b1f0"
+down_revision = "a3f6d1c8e2b7"
 branch_labels = None
 depends_on = None
 
