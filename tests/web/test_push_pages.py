@@ -11,7 +11,7 @@ import random
 import re
 
 import pytest
-from flask_babel import force_locale
+from flask_babel import force_locale, gettext
 from helpers_app import make_app
 from helpers_hooks import Browser
 from helpers_play import play_to_end
@@ -289,6 +289,7 @@ def test_a_reminder_is_pushed_with_what_is_asked_and_by_when_in_the_seats_langua
         with force_locale("zh_Hans"):
             asked = str(decisions._WAITS["place_marker"])
             until = display.page_time(row.body["body"]["until"], "Asia/Shanghai")
-    assert asked in shown["body"] and until in shown["body"]
-    assert "Reminder" in shown["body"]  # "Reminder: %(asked)s" (its Chinese is in the catalog)
+            reminder = gettext("Reminder: %(asked)s", asked=asked)
+    assert reminder != f"Reminder: {asked}"  # the catalog's Chinese
+    assert shown["body"].startswith(reminder) and until in shown["body"]
     assert shown["url"].endswith(f"/g/{gid}#window-{row.body['body']['window']}")
