@@ -23,7 +23,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
 from imtheboss.web.limits import TooMany, command_spending, spending
-from imtheboss.web.models import CommandRecord, Seat, db
+from imtheboss.web.models import Seat, db
 from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
@@ -37,8 +37,14 @@ from imtheboss.web.reply_screen import (
     sender,
 )
 from imtheboss.web.reply_words import understand
-from imtheboss.web.service import ServiceError, get_game, load_state, normal_email, submit
-from sqlalchemy import select
+from imtheboss.web.service import (
+    ServiceError,
+    get_game,
+    load_state,
+    normal_email,
+    stored_command,
+    submit,
+)
 
 
 @dataclass(frozen=True)
@@ -99,13 +105,7 @@ def _same_address(frm: str, stored: str) -> bool:
 
 def _seen(game_id: str, seat: int, key: str) -> bool:
     """Whether the seat's command with ``key`` was taken before."""
-    found = db.session.execute(
-        select(CommandRecord.id).where(
-            CommandRecord.game_id == game_id,
-            CommandRecord.scope == seat,
-            CommandRecord.idempotency_key == key,
-        )
-    ).first()
+    found = stored_command(game_id, seat, key)
     db.session.rollback()
     return found is not None
 
