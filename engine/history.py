@@ -270,5 +270,9 @@ _MAKERS: dict[str, Maker] = {
     "proxy_started": _simple("proxy_started", "seat"),
     "window_extended": _window_extended,
     "seat_replaced": _simple("seat_replaced", "was", "name"),
+    "game_paused": _simple("organiser_paused"),
+    "game_resumed": _simple("organiser_resumed"),
+    "seat_email_changed": _simple("organiser_changed_email", "seat"),
+    "invitation_resent": _simple("organiser_resent", "seat"),
 }
 """Every event type the engine emits (``imtheboss.engine.state``) and ``private``."""

@@ -40,6 +40,18 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 ORGANISER_COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "extend_window": (frozenset({"minutes", "reason"}), frozenset({"window", "seat"})),
     "replace_player": (frozenset({"seat", "name"}), frozenset()),
+    "pause_game": (frozenset(), frozenset()),
+    "resume_game": (frozenset(), frozenset()),
+    "change_email": (frozenset({"seat"}), frozenset()),
+    "resend_invitation": (frozenset({"seat"}), frozenset()),
+}
+
+# What each of those acts appends: the event type, and whether it names a seat.
+NOTED: dict[str, tuple[str, bool]] = {
+    "pause_game": ("game_paused", False),
+    "resume_game": ("game_resumed", False),
+    "change_email": ("seat_email_changed", True),
+    "resend_invitation": ("invitation_resent", True),
 }
 
 
@@ -120,7 +132,15 @@ def _replace_player(ctx: Ctx) -> None:
     ctx.emit("seat_replaced", data, None)
 
 
+def _noted(ctx: Ctx) -> None:
+    """A13: an act of the organiser that changes no rule's state, told to the table."""
+    kind, names_seat = NOTED[ctx.cmd.do]
+    data = {"seat": seat_arg(ctx, ctx.cmd.args["seat"])} if names_seat else {}
+    ctx.emit(kind, data, None)
+
+
 HANDLERS = {
     "extend_window": _extend_window,
     "replace_player": _replace_player,
+    **{do: _noted for do in NOTED},
 }

@@ -692,6 +692,10 @@ _HANDLERS = {
     "deadlines_extended": _deadlines_extended,
     "window_extended": _window_extended,
     "seat_replaced": _seat_replaced,
+    "game_paused": _chat,  # the organiser's acts the table is told of (A13): no rule reads them
+    "game_resumed": _chat,
+    "seat_email_changed": _chat,
+    "invitation_resent": _chat,
     "orders_set": _orders_set,
     "proxy_scheduled": _proxy_scheduled,
     "proxy_started": _proxy_started,

@@ -59,3 +59,18 @@ def new_game_form(browser: Any, players: list[tuple[str, str]], **fields: str) -
         data[f"players-{i}-name"] = name
         data[f"players-{i}-email"] = email
     return {**data, **fields}
+
+
+def open_deadlines(app: Any, gid: str) -> dict[str, Any]:
+    """The game's open deadline rows: ``{window id: due_at}``."""
+    from imtheboss.web.models import Deadline, db
+    from sqlalchemy import select
+
+    with app.app_context():
+        rows = db.session.execute(
+            select(Deadline.window_id, Deadline.due_at).where(
+                Deadline.game_id == gid, Deadline.state == "open"
+            )
+        ).all()
+        db.session.rollback()
+        return dict(rows)

@@ -50,7 +50,7 @@ DEFAULT_EVENTS = 200
 def register(app: Flask) -> None:
     """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
     authenticated by a bearer token, never by a cookie."""
-    from imtheboss.web import csrf
+    from imtheboss.web import api_organiser, csrf  # noqa: F401 - the organiser's acts, on bp
 
     csrf.exempt(bp)
     app.register_blueprint(bp)
@@ -136,6 +136,14 @@ def _int_arg(name: str, default: int, low: int, high: int) -> int:
 
 def _event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:
     return {"seq": seq, "at": _iso(at), **redact_event(event, seat)}
+
+
+def event_times(game_id: str, seqs: list[int]) -> dict[int, datetime]:
+    """When each stored event ``seq`` of the game was written (its ``created_at``)."""
+    query = select(EventRecord.seq, EventRecord.created_at).where(
+        EventRecord.game_id == game_id, EventRecord.seq.in_(seqs)
+    )
+    return dict(db.session.execute(query).all())
 
 
 def _game_json(game: Game) -> dict[str, Any]:
@@ -301,14 +309,7 @@ def command(game_id: str) -> ResponseReturnValue:
             raise ServiceError(400, exc.code, exc.message, exc.rule) from None
         raise
     if result.duplicate:
-        seqs = [seq for seq, _ in result.events]
-        times = dict(
-            db.session.execute(
-                select(EventRecord.seq, EventRecord.created_at).where(
-                    EventRecord.game_id == game_id, EventRecord.seq.in_(seqs)
-                )
-            ).all()
-        )
+        times = event_times(game_id, [seq for seq, _ in result.events])
         last_seq = get_game(game_id).last_seq
     else:
         times = {seq: now for seq, _ in result.events}

@@ -27,6 +27,7 @@ from imtheboss.web import (
     inputs,
     money_chart,
     negotiations,
+    organiser_pages,
     story,
     timeline,
 )
@@ -128,6 +129,9 @@ def game_page(gid: str) -> str:
     game waits for, and one form per legal command. Marks the game seen for the seat, except
     on ``HEAD`` and on the landing from an emailed link (a mail scanner's prefetch follows the
     redirect: it must not stop the seat's news by mail)."""
+    waiting = organiser_pages.rematch_waiting(gid)  # a rematch before it starts: who is in
+    if waiting is not None:
+        return waiting
     game, seat, admin = viewer(gid)
     ctx = _live_context(game, seat, admin)
     ctx["notices"] = get_flashed_messages()

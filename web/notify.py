@@ -11,8 +11,9 @@ and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are w
 worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
-``organiser`` (confirm the game; the admin link) and ``email_changed`` (to a seat's old
-address).
+``organiser`` (confirm the game; the admin link), ``email_changed`` (to a seat's old
+address) and ``seat_passed`` (to the address of a player whose seat the organiser passed to
+someone else).
 """
 
 from __future__ import annotations
@@ -146,6 +147,18 @@ def email_changed(
     text = f"The email address of your seat {name} was changed"
     body = {"for_seat": seat, "name": name, "locale": locale}
     row = _row(game_id, -1, "email_changed", key, text, True, seq, at, **body)
+    return {**row, "to_email": old}
+
+
+def seat_passed(
+    game_id: str, seat: int, name: str, old: str, locale: str, at: datetime, seq: int
+) -> dict[str, Any]:
+    """The notice to the address ``old`` of the player ``name`` that the organiser passed
+    their seat to another player (A13): their link died (the new player is not named)."""
+    key = f"{seat}:{at.isoformat()}"
+    text = f"Your seat {name} was passed to another player"
+    body = {"for_seat": seat, "name": name, "locale": locale}
+    row = _row(game_id, -1, "seat_passed", key, text, True, seq, at, **body)
     return {**row, "to_email": old}
 
 

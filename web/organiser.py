@@ -5,7 +5,10 @@ by the server (``extend_window``, ``replace_player``) through ``service.submit``
 event in the history and the deadline rows follow the windows (``service._sync_deadlines``).
 
 Addresses are private: the ``seat_replaced`` event holds the new name, never an address. The
-caller checks that the request is the organiser's (``organiser_pages.organiser_only``).
+caller checks that the request is the organiser's (``organiser_pages.organiser_only``, or the
+admin token in the API, ``api_organiser``). The organiser's other acts (a pause, a resume, a
+seat's address, a new invitation) are events too: ``service.set_status``,
+``service.set_seat_email``, ``service.resend_invitation``.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from imtheboss.engine.organiser import CONTROL, MAX_MINUTES, MAX_NAME, MAX_REASO
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
-from imtheboss.web.models import Deadline, Notification, Seat, db
-from imtheboss.web.notify import email_changed, invitation
+from imtheboss.web.models import SERVER_SCOPE, Deadline, Notification, Seat, db
+from imtheboss.web.notify import invitation, seat_passed
 from imtheboss.web.service import (
+    MAX_KEY,
     ServiceError,
     SubmitResult,
     _after_commit,
@@ -33,11 +37,13 @@ from imtheboss.web.service import (
     now_utc,
     require_confirmed,
     seats_of,
+    stored_command,
     submit,
 )
 from sqlalchemy import select, update
 
 KEY_PREFIX = "organiser:"  # the organiser's keys, in the server's scope (no seat writes there)
+MAX_KEY_CHARS = MAX_KEY - len(KEY_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -113,7 +119,7 @@ def extend(
     )
     command: dict[str, Any] = {"do": "extend_window", "minutes": minutes, "reason": reason}
     command.update({"window": window} if seat is None else {"seat": seat})
-    result = submit(game_id, None, command, KEY_PREFIX + key)
+    result = submit(game_id, None, command, checked_key(key))
     moved = [w["window"] for _seq, e in result.events for w in e.data.get("windows", [])]
     if moved and not result.duplicate:
         _plan_reminders_again(game_id, moved)
@@ -135,13 +141,16 @@ def _plan_reminders_again(game_id: str, windows: list[str]) -> None:
 def replace_player(game_id: str, seat_index: int, name: str, email: str, key: str) -> bool:
     """The seat passes to a new player ``name`` at ``email``: a fresh secret link (every older
     link of the seat dies, the old player's browser is signed out), an invitation with it to
-    the new address, a notice to the old one, and the ``seat_replaced`` event for the table,
-    all in one transaction. Returns ``False`` for a repeated ``key`` (nothing changed again).
-    Raises ``ServiceError`` 400 (a bad name or address, a name another seat has), 404, 409
-    (before the game is confirmed, once it is over, while paused)."""
+    the new address, a notice to the old player (``seat_passed``, in their language), and the
+    ``seat_replaced`` event for the table, all in one transaction. Returns ``True``; ``False``
+    for a repeat of ``key`` with the same seat, name and address (the first answer: nothing
+    changed again). Raises ``ServiceError`` 400 (a bad name, address or key, a name another
+    seat has), 404, 409 (``key_reused``: the key of another act; before the game is
+    confirmed, once it is over, while paused)."""
     name = checked_text(
         name, MAX_NAME, _("A name is 1 to %(num)d characters, on one line.", num=MAX_NAME)
     )
+    key = checked_key(key)
     try:
         email = normal_email(email or "")
     except ValueError as exc:
@@ -154,6 +163,8 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     if seat is None:
         db.session.rollback()
         raise ServiceError(404, "no_seat", _("There is no such seat."))
+    if _repeat_of(game_id, key, seat, name, email):
+        return False
     others = [s for s in seats_of(game_id) if s.seat_index != seat_index]
     if any(s.name == name for s in others):
         db.session.rollback()
@@ -163,10 +174,42 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
         raise ServiceError(400, "bad_email", _("That address already plays another seat here."))
     _hand_over(game_id, seat, name, email, game.last_seq)
     command = {"do": "replace_player", "seat": seat_index, "name": name}
-    result = submit(game_id, None, command, KEY_PREFIX + key)  # commits the seat with the event
-    if not result.duplicate:
-        _after_commit(game_id)  # the invitation and the notice go out
-    return not result.duplicate
+    result = submit(game_id, None, command, key)  # commits the seat with the event
+    if result.duplicate:  # pragma: no cover - the key was looked up under the game's lock
+        raise ServiceError(409, "key_reused", _("This form was sent already."))
+    _after_commit(game_id)  # the invitation and the notice go out
+    return True
+
+
+def checked_key(key: Any) -> str:
+    """A form's (or a client's) idempotency key, in the organiser's scope: 1 to
+    ``MAX_KEY_CHARS`` characters, no control character. Raises ``ServiceError`` 400
+    ``bad_key``."""
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS or CONTROL.search(key):
+        raise ServiceError(
+            400, "bad_key", _("This form is out of date: open the admin page again.")
+        )
+    return KEY_PREFIX + key
+
+
+def _repeat_of(game_id: str, key: str, seat: Seat, name: str, email: str) -> bool:
+    """Whether ``key`` (the game locked) handed ``seat`` over before to ``name`` at ``email``
+    (then the transaction is ended). Raises ``ServiceError`` 409 ``key_reused`` when ``key``
+    was used for another act, or for this seat with another player."""
+    seen = stored_command(game_id, SERVER_SCOPE, key)
+    if seen is None:
+        return False
+    same = seen.body == {"do": "replace_player", "seat": seat.seat_index, "name": name} and (
+        seat.name == name and seat.email.lower() == email.lower()
+    )
+    db.session.rollback()
+    if not same:
+        raise ServiceError(
+            409,
+            "key_reused",
+            _("This form was sent already for another change: open the admin page again."),
+        )
+    return True
 
 
 def _hand_over(game_id: str, seat: Seat, name: str, email: str, seq: int) -> None:
@@ -182,10 +225,8 @@ def _hand_over(game_id: str, seat: Seat, name: str, email: str, seq: int) -> Non
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
     index = seat.seat_index
     rows = [invitation(game_id, index, name, link, seat.token_hash[:16], now, seq)]
-    if old_email != email:
-        rows.append(
-            email_changed(game_id, index, old_name, old_email, seat.locale or "en", now, seq)
-        )
+    if old_email.lower() != email.lower():  # the old player hears, in their language
+        rows.append(seat_passed(game_id, index, old_name, old_email, seat.locale or "en", now, seq))
     _drop_unsent(game_id, index)
     for row in rows:
         db.session.add(Notification(**row))

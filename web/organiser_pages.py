@@ -22,7 +22,7 @@ from typing import Any
 from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from imtheboss.web import organiser, rematch, timeline
-from imtheboss.web.auth import is_admin, remember_admin
+from imtheboss.web.auth import current_seat, is_admin, remember_admin
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.models import Game
 from imtheboss.web.service import ServiceError, get_game, load_state, seats_of
@@ -138,6 +138,31 @@ def rematch_sign_in(gid: str) -> Response:
         )
     remember_admin(gid)
     return _back(gid)
+
+
+def rematch_waiting(gid: str) -> str | None:
+    """The game page of a rematch that waits for its players (``None`` for any other game):
+    the new game starts once each player has said by the link in their mail that they play,
+    and who has. For the organiser of either game and the finished game's players. Raises
+    ``ServiceError`` 403 for another browser, 404."""
+    game = get_game(gid)
+    found = rematch.pending(game)
+    if found is None:
+        return None
+    of = found["of"]
+    admin = is_admin(gid) or is_admin(of)
+    if not admin and current_seat(gid) is None and current_seat(of) is None:
+        raise ServiceError(
+            403, "not_signed_in", _("Open the link from your invitation to see this game.")
+        )
+    context = {
+        "game": game,
+        "finished": get_game(of),
+        "seats": seats_of(gid),
+        "answers": found["answers"],
+        "admin": is_admin(gid),
+    }
+    return render_template("rematch_waiting.html", **context)
 
 
 @bp.route("/g/<gid>/join/<signed>", methods=["GET", "POST"])

@@ -350,6 +350,16 @@ def confirm_game(game_id: str) -> int:
 def require_confirmed(game: Game) -> None:
     """Raises ``ServiceError`` 409 while ``game`` waits for its organiser's confirmation (the
     transaction rolled back)."""
+    if game.status == "unconfirmed" and (game.settings or {}).get("rematch"):
+        db.session.rollback()
+        raise ServiceError(
+            409,
+            "unconfirmed",
+            _(
+                "This rematch starts once each player has said by the link in their mail that"
+                " they play."
+            ),
+        )
     if game.status == "unconfirmed":
         db.session.rollback()
         raise ServiceError(
@@ -519,6 +529,14 @@ def parse_command(seat: int | None, body: dict[str, Any], at: datetime) -> Comma
 
 
 NOT_ARGUMENTS = ("do", "by", "at")  # the seat and the time are the server's, never the body's
+# The organiser's acts a paused game takes, and the game's status after a pause or a resume.
+WHILE_PAUSED = frozenset({"resume_game", "change_email", "resend_invitation"})
+STATUS_AFTER = {"pause_game": "paused", "resume_game": "active"}
+
+
+def _while_paused(command: Any) -> bool:
+    """Whether ``command`` (a body) is one a paused game takes (``WHILE_PAUSED``)."""
+    return isinstance(command, dict) and command.get("do") in WHILE_PAUSED
 
 
 def submit(
@@ -573,7 +591,7 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
     game, tail = _lock(game_id, held)
     scope = SERVER_SCOPE if seat is None else seat
     try:
-        if game.status == "paused":
+        if game.status == "paused" and not _while_paused(command):
             raise ServiceError(409, "paused", "the game is paused by its organiser")
         at = now or now_utc()
         cmd = replace(parse_command(seat, command, at), via=via)
@@ -588,6 +606,7 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
             return repeated
         raise
     read, first = replace(game), game.last_seq + 1
+    game.status = STATUS_AFTER.get(cmd.do, game.status)  # a pause or a resume (A13)
     _advance(game, state, game.last_seq + len(events))
     row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
     if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
@@ -629,18 +648,24 @@ def _command_row(
     }
 
 
-def _repeated(game_id: str, scope: int, key: str, command: Any) -> SubmitResult | None:
-    """The first result of ``key`` in ``scope`` (A7: a repeat appends nothing), the transaction
-    ended; ``None`` when the key was not used. Raises ``ServiceError`` 409 ``key_reused`` when
-    the key was used for another command (a client bug, or a form changed and sent again)."""
-    db.session.rollback()
-    seen = db.session.execute(
+def stored_command(game_id: str, scope: int, key: str) -> Any:
+    """``(first_seq, last_seq, body)`` of the command stored with ``key`` in ``scope`` (a seat,
+    or ``SERVER_SCOPE``), or ``None``; the transaction is left open."""
+    return db.session.execute(
         select(CommandRecord.first_seq, CommandRecord.last_seq, CommandRecord.body).where(
             CommandRecord.game_id == game_id,
             CommandRecord.scope == scope,
             CommandRecord.idempotency_key == key,
         )
     ).one_or_none()
+
+
+def _repeated(game_id: str, scope: int, key: str, command: Any) -> SubmitResult | None:
+    """The first result of ``key`` in ``scope`` (A7: a repeat appends nothing), the transaction
+    ended; ``None`` when the key was not used. Raises ``ServiceError`` 409 ``key_reused`` when
+    the key was used for another command (a client bug, or a form changed and sent again)."""
+    db.session.rollback()
+    seen = stored_command(game_id, scope, key)
     db.session.rollback()
     if seen is None:
         return None
@@ -841,7 +866,9 @@ def seats_of(game_id: str) -> list[Seat]:
 def set_status(game_id: str, status: str) -> None:
     """Pause or resume a game (admin). While paused nothing is taken and no window times out;
     on resume every open deadline moves later by the time the game was paused (an ``extend``
-    command in the log). Raises ``ServiceError`` 409 for a game that is over or not confirmed
+    command in the log). The pause and the resume are events in the history (``game_paused``,
+    ``game_resumed``, A13), written with the status in one transaction; the same status again
+    changes nothing. Raises ``ServiceError`` 409 for a game that is over or not confirmed
     yet, 400 for a bad status."""
     game = get_game(game_id, lock=True)
     require_confirmed(game)
@@ -851,18 +878,17 @@ def set_status(game_id: str, status: str) -> None:
     if status not in ("active", "paused"):
         db.session.rollback()
         raise ServiceError(400, "bad_status", "status is active or paused")
+    if game.status == status:
+        db.session.rollback()
+        return
     now = now_utc()
-    paused_at = game.settings.get("paused_at")
-    resumed = game.status == "paused" and status == "active" and paused_at
     settings = dict(game.settings)
-    if status == "paused" and game.status != "paused":
+    paused_at = settings.pop("paused_at", None)
+    if status == "paused":
         settings["paused_at"] = now.isoformat()
-    elif status == "active":
-        settings.pop("paused_at", None)
     game.settings = settings
-    game.status = status
-    db.session.commit()
-    if resumed:
+    _organiser_act(game, "pause_game" if status == "paused" else "resume_game", {}, now)
+    if status == "active" and paused_at:
         seconds = int((now - datetime.fromisoformat(paused_at)).total_seconds())
         if seconds >= 1:
             try:
@@ -872,7 +898,19 @@ def set_status(game_id: str, status: str) -> None:
             except ServiceError as exc:
                 if exc.code != "not_due":  # no window open: nothing to move
                     raise
-            return
+
+
+def _organiser_act(game: Game, do: str, args: dict[str, Any], now: datetime) -> None:
+    """Commit what the caller changed for the organiser's act ``do`` (``args``: its command's
+    arguments) with the act's event in the history (A13), in one transaction under the game's
+    lock; a game that is over takes no more events: then the change alone. The act's key is
+    its own (each call is a new act)."""
+    if game.status == "over":
+        db.session.commit()
+        return
+    db.session.flush()
+    key = f"organiser:{do}:{secrets.token_hex(8)}"
+    submit(game.id, None, {"do": do, **args}, key, now)
 
 
 def mark_seen(game_id: str, seat: int, seq: int) -> None:
@@ -889,8 +927,8 @@ def mark_seen(game_id: str, seat: int, seq: int) -> None:
 def resend_invitation(game_id: str, seat_index: int) -> str:
     """Admin: give the seat a new secret link (the old one stops working) and queue a new
     invitation holding it to the seat's email address, and to nobody else: the organiser never
-    sees it. Returns that address. Raises ``ServiceError`` 404, or 409 before the game is
-    confirmed."""
+    sees it. The table reads it in the history (``invitation_resent``, A13: never the link).
+    Returns that address. Raises ``ServiceError`` 404, or 409 before the game is confirmed."""
     game = get_game(game_id, lock=True)
     require_confirmed(game)
     seat = _seat_of(game_id, seat_index)
@@ -905,14 +943,16 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
             )
         )
     )
-    db.session.commit()
+    email = seat.email
+    _organiser_act(game, "resend_invitation", {"seat": seat_index}, now)
     _after_commit(game_id)
-    return seat.email
+    return email
 
 
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
-    whom to ask), so a seat is never moved to another address unheard. Raises
+    whom to ask), so a seat is never moved to another address unheard; the table reads that
+    it changed in the history (``seat_email_changed``, A13: never the address). Raises
     ``ServiceError`` 400/404, or 409 before the game is confirmed."""
     try:
         email = normal_email(email or "")
@@ -934,7 +974,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
             )
         )
     )
-    db.session.commit()
+    _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
     _after_commit(game_id)
 
 

@@ -121,6 +121,17 @@ TEXTS: dict[str, Any] = {
         "%(was)s has left the game: the organiser passed the seat to %(name)s, who plays on"
         " from here with its cards and money"
     ),
+    "organiser_paused": lazy_gettext(
+        "The organiser paused the game: nothing can be played and no deadline runs until it goes on"
+    ),
+    "organiser_resumed": lazy_gettext("The organiser resumed the game"),
+    "organiser_changed_email": lazy_gettext(
+        "The organiser changed the email address of %(player)s"
+    ),
+    "organiser_resent": lazy_gettext(
+        "The organiser sent %(player)s a new invitation with a new secret link (the old link"
+        " no longer works)"
+    ),
     "unknown": lazy_gettext("Something happened in the game"),
 }
 """The sentence of every message id ``imtheboss.engine.history.message`` makes."""

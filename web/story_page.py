@@ -50,9 +50,10 @@ def story_page(gid: str) -> str:
     ctx.update(
         told=told,
         say=say,
+        named=lambda line: names.at(line.seq),  # the headings' names as they were then (A13)
         words=story.card_words,
         outcomes=OUTCOMES,
-        filled=lambda f: _filled(f, players),
+        filled=_filled,
         fail_reasons=timeline.FAIL_REASONS,
     )
     return render_template("story.html", **ctx)

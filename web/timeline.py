@@ -51,6 +51,10 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
     "proxy_started": ("🤖", lazy_gettext("Server plays")),
     "window_extended": ("⏳", lazy_gettext("More time")),  # the organiser's acts (A13)
     "seat_replaced": ("⇄", lazy_gettext("New player")),
+    "game_paused": ("⏸", lazy_gettext("Paused")),
+    "game_resumed": ("▶", lazy_gettext("Resumed")),
+    "seat_email_changed": ("✉", lazy_gettext("Email address")),
+    "invitation_resent": ("✉", lazy_gettext("New invitation")),
 }
 
 # Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.

@@ -125,6 +125,7 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     ``organiser``: the confirm link and the admin link; nothing the creator chose (not the
     title, not the names), since nobody has confirmed that address yet. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
+    ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
     if row.kind == "reply_answer":
         return compose_answer(game, row, _message, _parts)
@@ -141,6 +142,11 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     elif row.kind == "email_changed":
         subject = _(
             "[I'm the Boss!] %(title)s: your seat's email address was changed", title=game.title
+        )
+        context = {"game": game, "name": row.body.get("name", ""), "base": base}
+    elif row.kind == "seat_passed":
+        subject = _(
+            "[I'm the Boss!] %(title)s: your seat was passed to another player", title=game.title
         )
         context = {"game": game, "name": row.body.get("name", ""), "base": base}
     else:

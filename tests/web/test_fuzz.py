@@ -113,8 +113,9 @@ UNREACHED: set[str] = {"links.operator_mail", "api.export", "replay.export_page"
 UNREACHED |= {"hooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
 # A browser signed in by email (a mailed link, then its page's POST: tests/web/test_signin.py,
 # test_me.py, test_player_defaults.py), a finished game for a rematch and its join links, a
-# running one's organiser tools with a window and a reason (tests/web/test_rematch.py,
-# test_organiser_tools.py), and the outbox's reply form (its operator's token:
+# running one's organiser tools with a window and a reason, in the pages and in the API with
+# the admin token (tests/web/test_rematch.py, test_organiser_tools.py,
+# test_organiser_record.py), and the outbox's reply form (its operator's token:
 # tests/web/test_operator_replies.py) are each tried by their own tests; here they are only held
 # to "no 5xx, and a refusal writes nothing".
 UNREACHED |= {"signin.confirm", "signin.mailed_link", "me.api_me", "me.open_seat"}
@@ -122,6 +123,8 @@ UNREACHED |= {"player_settings.defaults", "player_settings.make_token"}
 UNREACHED |= {"organiser.extend", "organiser.join", "organiser.make_rematch"}
 UNREACHED |= {"organiser.rematch_sign_in", "organiser.replace", "organiser.start"}
 UNREACHED |= {"operator_replies.reply"}
+UNREACHED |= {"api.organiser_extend", "api.organiser_replace", "api.organiser_pause"}
+UNREACHED |= {"api.organiser_resume"}
 SLOTS = 24  # at most this many fields in a plausible form or body
 ADMIN = 3  # the organiser's browser, after the three seats' ones
 WRITES = {"api.command", "api.create", "pages.act", "pages.new_game", "pages.settings"}

@@ -12,11 +12,12 @@ from datetime import timedelta
 
 import pytest
 from helpers_api import stored, with_csrf
-from helpers_organiser import csrf_of
+from helpers_organiser import csrf_of, mail_text, open_deadlines
 from imtheboss.engine.history import message
 from imtheboss.web import story
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
 from imtheboss.web.service import ServiceError, get_game, load_events, load_state, submit
+from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 REASON = "Bill is moving house this week"
@@ -37,15 +38,12 @@ def _form(page: str, action: str) -> dict[str, str]:
     return fields
 
 
-def _deadlines(app, gid: str) -> dict[str, object]:
-    with app.app_context():
-        rows = db.session.execute(
-            select(Deadline.window_id, Deadline.due_at).where(
-                Deadline.game_id == gid, Deadline.state == "open"
-            )
-        ).all()
-        db.session.rollback()
-        return dict(rows)
+def _rows(gid: str, kind: str) -> list[Notification]:
+    return list(
+        db.session.execute(
+            select(Notification).where(Notification.game_id == gid, Notification.kind == kind)
+        ).scalars()
+    )
 
 
 def _state(app, gid: str):
@@ -62,11 +60,11 @@ def test_more_time_for_one_window_is_an_event_the_table_reads(app, game) -> None
     action = f"/g/{gid}/admin/extend"
     fields = _form(page, action)
     turn = _state(app, gid).turn.id
-    before = _deadlines(app, gid)
+    before = open_deadlines(app, gid)
     form = {**fields, "target": f"window:{turn}", "hours": "30", "reason": f"  {REASON} "}
     answer = admin.post(action, data=form)
     assert answer.status_code == 303 and answer.headers["Location"].endswith(f"/g/{gid}/admin")
-    after = _deadlines(app, gid)
+    after = open_deadlines(app, gid)
     assert after[turn] == before[turn] + timedelta(hours=30)
     with app.app_context():
         (row,) = db.session.execute(
@@ -77,7 +75,7 @@ def test_more_time_for_one_window_is_an_event_the_table_reads(app, game) -> None
     assert last.type == "window_extended" and last.data["reason"] == REASON
     # the same form again (a double click) appends nothing
     assert admin.post(action, data=form).status_code == 303
-    assert _deadlines(app, gid) == after
+    assert open_deadlines(app, gid) == after
     # every seat reads it in its history, in its language
     players = _state(app, gid).players
     seen = {}
@@ -100,10 +98,10 @@ def test_more_time_for_a_seat_moves_its_windows_only(app, game) -> None:
     action = f"/g/{gid}/admin/extend"
     fields = _form(admin.get(f"/g/{gid}/admin").text, action)
     active = _state(app, gid).active
-    before = _deadlines(app, gid)
+    before = open_deadlines(app, gid)
     form = {**fields, "target": f"seat:{active}", "hours": "168", "reason": "holiday"}
     assert admin.post(action, data=form).status_code == 303
-    after = _deadlines(app, gid)
+    after = open_deadlines(app, gid)
     assert after == {k: v + timedelta(days=7) for k, v in before.items()}
     assert _state(app, gid).turn.deadline == after[_state(app, gid).turn.id]
     history = clients[0].get(f"/g/{gid}/history").text
@@ -168,6 +166,12 @@ def test_a_seat_passes_to_a_new_player(app, game) -> None:
     action = f"/g/{gid}/admin/seat/2/replace"
     fields = _form(admin.get(f"/g/{gid}/admin").text, action)
     old_token = created.seat_tokens[2]
+    with app.app_context():
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == 2)
+        ).scalar_one()
+        seat.locale = "zh_Hant"
+        db.session.commit()
     form = {**fields, "name": " Zoe ", "email": "Zoe@Example.ORG"}
     answer = admin.post(action, data=form)
     assert answer.status_code == 303, answer.text[:500]
@@ -199,12 +203,21 @@ def test_a_seat_passes_to_a_new_player(app, game) -> None:
             )
         ).all()
         assert earlier and "pending" not in {state for (state,) in earlier}, earlier
-        (notice,) = db.session.execute(
-            select(Notification).where(
-                Notification.game_id == gid, Notification.kind == "email_changed"
-            )
-        ).scalars()
+        # the old player hears that the seat passed to someone else, not of an email change
+        assert not _rows(gid, "email_changed")
+        (notice,) = _rows(gid, "seat_passed")
         assert notice.to_email == "carla@example.org" and notice.body["name"] == "Carla"
+        assert notice.body["locale"] == "zh_Hant"  # in Carla's language
+        mail = compose(get_game(gid), None, [notice])
+        assert mail["To"] == "carla@example.org" and "Zoe" not in mail_text(mail)
+    with app.app_context():  # the same mail in English, to read it
+        (notice,) = _rows(gid, "seat_passed")
+        notice.body = {**notice.body, "locale": "en"}
+        text = mail_text(compose(get_game(gid), None, [notice]))
+        db.session.rollback()
+    assert "passed your seat, Carla, to another player" in text
+    assert "email address" not in text and "Zoe" not in text and "/s/" not in text
+    with app.app_context():
         event = db.session.execute(
             select(EventRecord)
             .where(EventRecord.game_id == gid)
@@ -230,7 +243,7 @@ def test_a_seat_passes_to_a_new_player(app, game) -> None:
     new = app.test_client()
     token = link.rsplit("/", 1)[1]
     assert new.get(f"/g/{gid}/s/{token}").status_code == 303
-    page = new.get(f"/g/{gid}").text
+    page = new.get(f"/g/{gid}?lang=en").text  # the seat keeps its language (Carla's)
     assert "you are Zoe" in page
     history = clients[0].get(f"/g/{gid}/history").text
     assert "Carla has left the game: the organiser passed the seat to Zoe" in history

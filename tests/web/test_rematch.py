@@ -5,6 +5,7 @@ game starts when every seat has said yes; no link of the finished game acts in t
 
 from __future__ import annotations
 
+import html
 import random
 import re
 
@@ -125,7 +126,7 @@ def test_a_finished_game_starts_its_successor_and_old_links_do_not_act(app, cloc
     assert app.test_client().head(_path(joins[0])).status_code == 200
     assert stored(app) == unchanged
     # nothing of the finished game acts in the new one
-    _old_links_refused(app, new, old.seat_tokens, players)
+    _old_links_refused(app, new, old.seat_tokens, players, waiting=True)
 
     # Carla says no; the organiser gives the seat to Zoe, whose own link asks her
     assert _answer(app, joins[2], "no").status_code == 200
@@ -137,6 +138,13 @@ def test_a_finished_game_starts_its_successor_and_old_links_do_not_act(app, cloc
     assert app.test_client().get(_path(joins[2])).status_code == 403  # Carla's link died
     joins = _invited(app, new)
     assert _answer(app, joins[0], "yes").status_code == 200
+    # the rematch's page says plainly what it waits for, and who is in
+    waiting = organiser.get(f"/g/{new}")
+    assert waiting.status_code == 200
+    text = html.unescape(waiting.text)
+    assert "each player has confirmed, by the link in the mail they were sent" in text
+    assert "Amy: confirmed: plays" in text and "Bill: has not confirmed yet" in text
+    assert "Zoe: has not confirmed yet" in text and "confirms their email address" not in text
     assert _answer(app, joins[1], "yes").status_code == 200
     with app.app_context():
         assert get_game(new).status == "unconfirmed"
@@ -169,14 +177,21 @@ def test_a_finished_game_starts_its_successor_and_old_links_do_not_act(app, cloc
     assert players[0].get(f"/g/{new}/admin/rematch-sign-in").status_code == 403
 
 
-def _old_links_refused(app, new: str, tokens: list[str], browsers: list) -> None:
+def _old_links_refused(
+    app, new: str, tokens: list[str], browsers: list, waiting: bool = False
+) -> None:
     """The finished game's seat tokens, sessions and bearer tokens: none opens or acts in
     ``new``."""
     with app.app_context():
         seq = get_game(new).last_seq
     for seat, token in enumerate(tokens):
         assert app.test_client().get(f"/g/{new}/s/{token}").status_code == 403
-        assert browsers[seat].get(f"/g/{new}").status_code == 403
+        page = browsers[seat].get(f"/g/{new}?lang=en")
+        if waiting:  # the finished game's players read who is in, and nothing to act on
+            assert page.status_code == 200 and "waiting for the players" in page.text
+            assert "<form" not in page.text and "/s/" not in page.text
+        else:
+            assert page.status_code == 403
         bearer = {"Authorization": f"Bearer {token}"}
         body = {"command": {"do": "roll"}, "idempotency_key": f"old-{seat}"}
         api = app.test_client().post(f"/api/games/{new}/commands", json=body, headers=bearer)

@@ -129,7 +129,9 @@ def test_paused_game_refuses_commands(app) -> None:
         set_status(created.game_id, "active")
         submit(created.game_id, state.active, {"do": "place_marker", "space": 1}, "k")
         assert get_game(created.game_id).status == "active"
-        assert db.session.get(Game, created.game_id).last_seq == 2
+        assert db.session.get(Game, created.game_id).last_seq == 4
+        types = [e.type for e in load_events(created.game_id)]  # the pause is in the history
+        assert types == ["game_started", "game_paused", "game_resumed", "marker_placed"]
 
 
 def test_resume_moves_deadlines_by_the_paused_time(app, clock) -> None:

@@ -1,0 +1,124 @@
+"""The organiser's acts in the JSON API (documented in ``docs/api.md``), on the API's blueprint:
+``POST /api/games/<gid>/organiser/extend``, ``.../replace``, ``.../pause``, ``.../resume``.
+
+Each is authenticated by the game's admin token (``Authorization: Bearer <admin token>``), the
+token of the admin link the pages sign the organiser in with: no seat's token acts here (403
+``not_admin``). They call the same service functions as the admin page (``web.organiser``,
+``service.set_status``), so each act is an event in the game's history (A13), a refusal changes
+nothing and answers ``{"error": {"code", "message", "rule"}}`` with a 4xx status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import jsonify
+from flask.typing import ResponseReturnValue
+from imtheboss.engine.organiser import MAX_MINUTES
+from imtheboss.web import organiser
+from imtheboss.web.api import _bad, _bearer_token, _event_json, _json_body, _only, bp, event_times
+from imtheboss.web.limits import client_address, spending
+from imtheboss.web.service import (
+    ServiceError,
+    get_game,
+    is_admin_token,
+    require_confirmed,
+    set_status,
+)
+
+
+def _organiser(game_id: str) -> None:
+    """The request carries the game's admin token. Raises ``ServiceError`` 404 (no such game),
+    401 (no token), 403 (another token: a seat's, or another game's), 409 (not confirmed)."""
+    game = get_game(game_id)
+    if not is_admin_token(game_id, _bearer_token()):
+        raise ServiceError(
+            403, "not_admin", "only the organiser's admin token can do this (a seat's cannot)"
+        )
+    require_confirmed(game)
+
+
+def _whole(body: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _bad("bad_request", f"{name} is a whole number from {low} to {high}")
+    return value
+
+
+def _text(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise _bad("bad_request", f"{name} is a string")
+    return value
+
+
+@bp.post("/games/<game_id>/organiser/extend")
+def organiser_extend(game_id: str) -> ResponseReturnValue:
+    """More time (A13): ``{"minutes": 1..10080, "reason": text, "window": id}`` or ``{...,
+    "seat": n}`` (every open window that waits for seat ``n``), ``"idempotency_key"``. 201
+    with the ``window_extended`` event; 200 with ``duplicate: true`` for a repeated key; 409
+    ``window_closed`` (no such open window), ``paused``, ``game_over``."""
+    _organiser(game_id)
+    body = _json_body()
+    _only(body, {"minutes", "reason", "window", "seat", "idempotency_key"})
+    minutes = _whole(body, "minutes", 1, MAX_MINUTES)
+    if ("window" in body) == ("seat" in body):
+        raise _bad("bad_request", "name one window or one seat")
+    target: dict[str, Any] = {}
+    if "seat" in body:
+        target["seat"] = _whole(body, "seat", 0, 5)
+    else:
+        target["window"] = _text(body, "window")
+    key = _text(body, "idempotency_key")
+    try:
+        result = organiser.extend(game_id, key, minutes, _text(body, "reason"), **target)
+    except ServiceError as exc:
+        if exc.code == "bad_command":  # malformed rather than against the rules
+            raise ServiceError(400, exc.code, exc.message, exc.rule) from None
+        raise
+    times = event_times(game_id, [seq for seq, _event in result.events])
+    out = [_event_json(event, None, seq, times[seq]) for seq, event in result.events]
+    return jsonify({"events": out, "duplicate": result.duplicate}), (
+        200 if result.duplicate else 201
+    )
+
+
+@bp.post("/games/<game_id>/organiser/replace")
+def organiser_replace(game_id: str) -> ResponseReturnValue:
+    """The seat passes to a new player (A13): ``{"seat": n, "name": text, "email": address,
+    "idempotency_key"}``. The new address gets an invitation with a fresh secret link (the old
+    link dies), the old player a notice, the table the ``seat_replaced`` event (which holds no
+    address). 201 ``{"seat", "name", "duplicate": false}``; 200 with ``duplicate: true`` for a
+    repeat of the same key, seat, name and address; 409 ``key_reused`` for the key of another
+    act. Counted as an invitation by the abuse limits."""
+    _organiser(game_id)
+    body = _json_body()
+    _only(body, {"seat", "name", "email", "idempotency_key"})
+    seat = _whole(body, "seat", 0, 5)
+    name, email = _text(body, "name"), _text(body, "email")
+    key = _text(body, "idempotency_key")
+    with spending("invitations", client_address()):
+        made = organiser.replace_player(game_id, seat, name, email, key)
+    answer = {"seat": seat, "name": name.strip(), "duplicate": not made}
+    return jsonify(answer), 201 if made else 200
+
+
+@bp.post("/games/<game_id>/organiser/pause")
+def organiser_pause(game_id: str) -> ResponseReturnValue:
+    """Pause the game: every command is refused (409 ``paused``) and no window runs out until
+    it is resumed; a ``game_paused`` event. A paused game stays paused (200, nothing new)."""
+    return _set(game_id, "paused")
+
+
+@bp.post("/games/<game_id>/organiser/resume")
+def organiser_resume(game_id: str) -> ResponseReturnValue:
+    """Resume a paused game: a ``game_resumed`` event, and every open deadline moves later by
+    the time it was paused (``deadlines_extended``). A running game stays so (200)."""
+    return _set(game_id, "active")
+
+
+def _set(game_id: str, status: str) -> ResponseReturnValue:
+    _organiser(game_id)
+    set_status(game_id, status)
+    game = get_game(game_id)
+    return jsonify({"status": game.status, "last_seq": game.last_seq})
