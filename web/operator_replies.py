@@ -5,15 +5,18 @@ recipient, to its ``Reply-To``, threaded on it, the original quoted) and applied
 other reply (``imtheboss.web.reply_apply``).
 
 Route: ``POST /operator/mail/<id>/reply`` (the operator only, CSRF), then 303 back to the
-outbox with the outcome.
+outbox with the outcome. Each form carries a one-time value that makes the reply's
+``Message-ID``: a form posted twice is one reply (the second is seen as delivered twice).
 """
 
 from __future__ import annotations
 
+import re
+import secrets
 from email import message_from_string
 from email.message import EmailMessage
 from email.policy import default as default_policy
-from email.utils import format_datetime, make_msgid
+from email.utils import format_datetime
 
 from flask import Blueprint, Flask, abort, current_app, redirect, request, url_for
 from imtheboss.web.links import require_operator
@@ -23,6 +26,7 @@ from imtheboss.web.service import now_utc
 
 bp = Blueprint("operator_replies", __name__)
 MAX_BODY = 20_000  # characters of a pasted reply
+ONCE = re.compile(r"[0-9a-f]{16}")  # the form's one-time value (``reply_once``)
 
 
 def reply_to_of(mail: OutboxMail) -> str:
@@ -30,9 +34,10 @@ def reply_to_of(mail: OutboxMail) -> str:
     return str(message_from_string(mail.message, policy=default_policy).get("Reply-To", ""))
 
 
-def pasted_reply(mail: OutboxMail, text: str) -> bytes:
+def pasted_reply(mail: OutboxMail, text: str, once: str) -> bytes:
     """The mail a client would send answering ``mail`` with ``text`` above the quoted
-    original."""
+    original; its ``Message-ID`` is made of the mail's id and the form's ``once`` (so the same
+    form posted twice, a double click, is the same mail and acts once)."""
     original = message_from_string(mail.message, policy=default_policy)
     plain = original.get_body(("plain",))
     quoted = "\n".join("> " + line for line in (plain.get_content() if plain else "").splitlines())
@@ -41,7 +46,7 @@ def pasted_reply(mail: OutboxMail, text: str) -> bytes:
     reply["To"] = str(original.get("Reply-To", ""))
     reply["Subject"] = "Re: " + str(original.get("Subject", ""))
     reply["Date"] = format_datetime(now_utc())
-    reply["Message-ID"] = make_msgid(domain="operator.local")
+    reply["Message-ID"] = f"<pasted-{mail.id}-{once}@operator.local>"
     msgid = str(original.get("Message-ID", ""))
     if msgid:
         reply["In-Reply-To"] = msgid
@@ -59,7 +64,10 @@ def reply(mail_id: int):
     if mail is None or not reply_to_of(mail):
         abort(404)
     text = request.form.get("body", "").strip()[:MAX_BODY]
-    outcome = apply_reply(pasted_reply(mail, text))
+    once = request.form.get("once", "")
+    if not ONCE.fullmatch(once):  # a form from before the field: a mail of its own
+        once = secrets.token_hex(8)
+    outcome = apply_reply(pasted_reply(mail, text, once))
     current_app.logger.info(
         "pasted reply to mail %s: %s %s", mail_id, outcome.status, outcome.reason
     )
@@ -71,4 +79,5 @@ def reply(mail_id: int):
 def register(app: Flask) -> None:
     """Add the route, and ``reply_to_of`` for the outbox template."""
     app.jinja_env.globals["reply_to_of"] = reply_to_of
+    app.jinja_env.globals["reply_once"] = lambda: secrets.token_hex(8)
     app.register_blueprint(bp)

@@ -4,6 +4,8 @@ mail (the move by mail, its answer kept in the outbox too). Only the operator ma
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers_organiser import csrf_of
 from helpers_reply import REPLY_CONFIG, answers, asked
@@ -50,6 +52,24 @@ def test_a_reply_pasted_on_the_outbox_page_is_the_move(app, client) -> None:
     assert str(a.mail["Message-ID"]) in row.body["references"]  # threaded on the pasted reply
     shown = client.get(posted.headers["Location"], headers=BEARER)
     assert "The pasted reply: done" in shown.text
+
+
+def test_the_same_form_posted_twice_acts_once(app, client) -> None:
+    """A double click: the form's one-time value makes both posts one mail (one move, one
+    answer); the page's next form is another reply."""
+    a = asked(app)
+    mail_id = _kept(app, a)
+    page = client.get("/operator/mail", headers=BEARER)
+    once = re.search(r'name="once" value="([0-9a-f]{16})"', page.text).group(1)
+    data = {"csrf_token": csrf_of(page.text), "body": "place 9", "once": once}
+    for _ in range(2):
+        posted = client.post(f"/operator/mail/{mail_id}/reply", data=data, headers=BEARER)
+        assert posted.status_code == 303
+    with app.app_context():
+        placed = [e for e in load_events(a.game_id) if e.type == "marker_placed"]
+    assert len(placed) == 1 and len(answers(app)) == 1
+    again = client.get("/operator/mail", headers=BEARER).text
+    assert once not in again and re.search(r'name="once" value="[0-9a-f]{16}"', again)
 
 
 def test_only_the_operator_may_paste_a_reply(app, client) -> None:
