@@ -1,5 +1,5 @@
 """Page benchmark: each page's time at about 200 and about 2,000 events (the replay's at the
-last event, the one page that folds the log from its start).
+last event and 100 events before it).
 
 On a database of its own (``imtheboss_bench_pages``, created and dropped here) two 4-seat games
 with the same seed are played through ``imtheboss.web.service.submit`` by sensible bots making the
@@ -95,8 +95,11 @@ def build(clock: Clock, seed: int, start: int, size: int) -> tuple[str, list[str
     return gid, created.seat_tokens, ended_negotiations(gid) + 1
 
 
-def page_paths(gid: str, shown: int) -> dict[str, str]:
-    """The pages timed, by name: the deal page is the last negotiation that ended."""
+def page_paths(gid: str, shown: int, size: int) -> dict[str, str]:
+    """The pages timed, by name: the deal page is the last negotiation that ended; the replay
+    at the last event (the game's snapshot and the events after it) and 100 events before it,
+    ``size - 100`` (from the start of the log in the short game, from the last checkpoint in
+    the long one); the story (its newest page)."""
     base = f"/g/{gid}"
     return {
         "game": base,
@@ -107,7 +110,9 @@ def page_paths(gid: str, shown: int) -> dict[str, str]:
         "inbox": f"{base}/inbox",
         "settings": f"{base}/settings",
         "orders": f"{base}/orders",
-        "replay": f"{base}/replay",  # the last event: folds the whole log from its start
+        "replay": f"{base}/replay",
+        "replay -100": f"{base}/replay?at={size - 100}",
+        "story": f"{base}/story",
     }
 
 
@@ -119,7 +124,7 @@ def time_pages(app: Any, games: dict[int, tuple[str, list[str], int]], rounds: i
         client = app.test_client()
         assert client.get(f"/g/{gid}/s/{tokens[0]}").status_code == 303
         clients[size] = client
-    paths = {size: page_paths(gid, shown) for size, (gid, _t, shown) in games.items()}
+    paths = {size: page_paths(gid, shown, size) for size, (gid, _t, shown) in games.items()}
     out: dict[str, dict[int, list[tuple[float, float]]]] = {
         name: {s: [] for s in games} for name in paths[SIZES[0]]
     }
