@@ -56,11 +56,14 @@ class Chip:
 @dataclass(frozen=True)
 class Cell:
     """One deal space: its place (``x``, ``y``, top left, ``CELL`` wide), what it asks, and its
-    state. ``tile``: the deal tile covering it (``None``: open); ``pick``: the viewer's
+    state. ``space``: its index (0 to 15, the engine's); ``number``: the number printed on it,
+    the one players read everywhere (``display.space_number``: 1 to 16). ``tile``: the deal tile
+    covering it (``None``: open); ``pick``: the viewer's
     ``place_marker`` form for it; ``title``: the whole space in words (for screen readers
     and a long press)."""
 
     space: int
+    number: int
     row: int
     col: int
     x: int
@@ -161,6 +164,7 @@ def _cell(
         line_y += 22
     return Cell(
         space=i,
+        number=display.space_number(i),
         row=row,
         col=col,
         x=x,
@@ -193,7 +197,7 @@ def _space_title(i: int, space: dict[str, Any], tile: int | None, marker: bool, 
         parts.append(_("%(k)s of %(letters)s", k=choice["k"], letters=letters))
     text = _(
         "Space %(space)d, %(shares)s: %(needs)s",
-        space=i,
+        space=display.space_number(i),
         shares=ngettext("%(num)d share", "%(num)d shares", space["shares"]),
         needs=_("; ").join(parts),
     )

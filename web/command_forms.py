@@ -12,6 +12,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
+from imtheboss.web import display
 from imtheboss.web.display import card_text, pending_text, price_text
 
 GROUPS = {
@@ -90,13 +91,15 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
         return text, text
 
     if do == "place_marker":
-        return _("Place the marker on space %(space)s", space=cmd["space"]), _(
-            "Space %(space)s", space=cmd["space"]
+        number = display.space_number(cmd["space"])
+        return _("Place the marker on space %(space)s", space=number), _(
+            "Space %(space)s", space=number
         )
     if do == "roll":
         return same(_("Roll the die and move the marker"))
     if do == "open_deal":
-        return same(_("Open a deal on space %(space)s: “Let's make a deal!”", space=v["marker"]))
+        number = display.space_number(v["marker"])
+        return same(_("Open a deal on space %(space)s: “Let's make a deal!”", space=number))
     if do == "draw":
         return same(_("Draw cards (your turn ends)"))
     if do == "discard":

@@ -10,11 +10,11 @@ pile order, no seed before the end.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from babel.dates import format_datetime, format_timedelta
+from babel.dates import format_datetime, format_timedelta, get_timezone_location
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from markupsafe import Markup, escape
@@ -59,13 +59,34 @@ def page_time(value: datetime | str | None, tz: str) -> str:
     phone in another zone is not taken for local."""
     if value is None:
         return ""
+    return f"{local_time(value, tz)} {utc_offset(value, tz)}"
+
+
+def utc_offset(value: datetime | str, tz: str) -> str:
+    """Zone ``tz``'s offset from UTC at ``value``: ``UTC+8``, ``UTC``, ``UTC-3:30``."""
     offset = when(value).astimezone(zone(tz)).utcoffset() or timedelta(0)
     minutes = int(offset.total_seconds()) // 60
     label = "UTC"
     if minutes:
         hours, rest = divmod(abs(minutes), 60)
         label += ("+" if minutes > 0 else "-") + str(hours) + (f":{rest:02d}" if rest else "")
-    return f"{local_time(value, tz)} {label}"
+    return label
+
+
+def zone_text(tz: str | None, at: datetime | str | None = None) -> str:
+    """Zone ``tz`` as players read it, never its raw name (``Asia/Shanghai``): its offset from
+    UTC at ``at`` (now when ``None``), as ``page_time`` writes it, and its city in the page's
+    language: ``UTC+8, Shanghai``, ``UTC+8 上海``; the offset alone for a zone without a
+    city (``UTC``, ``Etc/GMT-3``)."""
+    name = zone(tz).key
+    offset = utc_offset(at or datetime.now(UTC), name)
+    try:
+        city = get_timezone_location(name, locale=get_locale(), return_city=True)
+    except (LookupError, ValueError):
+        city = ""
+    if not city or name.startswith("Etc/") or name == "UTC" or city.startswith(("UTC", "GMT")):
+        return offset
+    return _("%(offset)s, %(city)s", offset=offset, city=city)
 
 
 def time_left(value: datetime | str | None, now: datetime) -> str:
@@ -181,6 +202,13 @@ def requirement_html(space: dict[str, Any]) -> Markup:
             )
         )
     return Markup(" + ").join(parts)
+
+
+def space_number(index: int) -> int:
+    """The number players read for the deal space at ``index`` (0 to 15 in the engine, the API
+    and board files): 1 to 16 clockwise from the top left, as the board picture prints them,
+    on every page and in every mail."""
+    return int(index) + 1
 
 
 # Board ring: the 16 spaces clockwise around a 5 x 5 grid (row, column), from the top left.

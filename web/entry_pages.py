@@ -13,6 +13,7 @@ from flask import (
     session,
     url_for,
 )
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.web import LANGUAGES, inputs
 from imtheboss.web.auth import remember_admin, remember_seat
@@ -42,11 +43,13 @@ def new_game() -> Any:
     waits for the organiser to confirm their address (``create_game(confirmed=False)``): the
     page says where the confirm link went; the admin link goes by mail only."""
     form = NewGameForm()
+    form.default_languages(str(get_locale() or "en"))  # each player's: the organiser's own
     errors: list[str] = []
     if request.method == "POST":
         if form.validate_on_submit():
             try:
                 players = form.player_rows()
+                languages = form.player_languages()
                 board = _board_from(form)
                 with spending("invitations", client_address(), cost=len(players)):
                     created = create_game(
@@ -66,6 +69,7 @@ def new_game() -> Any:
                         creator_email=form.creator_email.data or "",
                         confirmed=False,
                         starting_orders="recommended" if form.recommended_orders.data else "none",
+                        languages=languages,
                     )
             except ValueError as exc:
                 errors.append(str(exc))

@@ -64,11 +64,27 @@ class MultiCheckboxField(SelectMultipleField):
     option_widget = CheckboxInput()
 
 
+LANGUAGE_CODES = ("en", "zh_Hans", "zh_Hant")
+LANGUAGE_CHOICES = [
+    SelectChoice("", _l("As my browser asks")),
+    SelectChoice("en", "English"),
+    SelectChoice("zh_Hans", "简体中文"),
+    SelectChoice("zh_Hant", "繁體中文"),
+]
+
+
 class PlayerRow(Form):
-    """One player of a new game: name and email (a row left empty is skipped)."""
+    """One player of a new game: name, email and the language of their invitation and mail
+    (a row without name and email is skipped; the language defaults to the organiser's page
+    language, ``NewGameForm.default_languages``)."""
 
     name = StringField(_l("Name"), [Optional(), Length(max=40)])
     email = EmailField(_l("Email"), [Optional(), Length(max=254)])
+    language = SelectField(
+        _l("Language"),
+        choices=LANGUAGE_CHOICES[1:],  # a language, never "as my browser asks"
+        validate_choice=False,  # checked by NewGameForm.player_languages, with a clear message
+    )
 
 
 def _finite(form: Any, field: Any) -> None:
@@ -161,9 +177,23 @@ class NewGameForm(FlaskForm):
     )
     board_file = FileField(_l("Board file"))
 
+    def default_languages(self, lang: str) -> None:
+        """Every player row without a language gets ``lang`` (the organiser's page language);
+        a posted form shown again keeps what was chosen."""
+        for entry in self.players.entries:
+            if not entry.form.language.data:
+                entry.form.language.data = lang if lang in LANGUAGE_CODES else "en"
+
     def player_rows(self) -> list[tuple[str, str]]:
         """The filled player rows as ``[(name, email)]``; raises ``ValueError`` with a message
         for a half-filled row or a wrong number of players."""
+        return [(name, email) for name, email, _lang in self._filled()]
+
+    def player_languages(self) -> list[str]:
+        """The language of each filled player row, in seat order (``player_rows``'s order)."""
+        return [lang for _name, _email, lang in self._filled()]
+
+    def _filled(self) -> list[tuple[str, str, str]]:
         rows = []
         for entry in self.players.entries:
             name = (entry.form.name.data or "").strip()
@@ -172,7 +202,10 @@ class NewGameForm(FlaskForm):
                 continue
             if not name or not email:
                 raise ValueError(_l("every player needs both a name and an email address"))
-            rows.append((name, email))
+            lang = entry.form.language.data or "en"
+            if lang not in LANGUAGE_CODES:
+                raise ValueError(_l("each player's language is English, 简体中文 or 繁體中文"))
+            rows.append((name, email, lang))
         if not 2 <= len(rows) <= MAX_PLAYERS:
             raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules)"))
         return rows
@@ -193,14 +226,6 @@ NOTIFY_CHOICES = [
     SelectChoice("must_act", _l("Only when I must act (and invitations, and the game's end)")),
     SelectChoice("digest", _l("What needs an answer at once; other news in a daily digest")),
     SelectChoice("off", _l("No email (only this inbox)")),
-]
-
-
-LANGUAGE_CHOICES = [
-    SelectChoice("", _l("As my browser asks")),
-    SelectChoice("en", "English"),
-    SelectChoice("zh_Hans", "简体中文"),
-    SelectChoice("zh_Hant", "繁體中文"),
 ]
 
 

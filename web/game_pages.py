@@ -53,7 +53,14 @@ def _live_context(game: Game, seat: int | None, admin: bool) -> dict[str, Any]:
     state = load_state(game)
     chat = negotiations.running_chat(game.id, CHAT) if state.deal is not None else []
     recent = negotiations.records(game.id, newest=RECENT)
-    ctx = state_context(game, seat, admin, state, chat, recent, acting=game.status == "active")
+    terms = (
+        negotiations.running_records(game.id, timeline.TERMS_HISTORY)
+        if state.deal is not None
+        else []
+    )
+    ctx = state_context(
+        game, seat, admin, state, chat, recent, acting=game.status == "active", terms=terms
+    )
     if state.phase == "game_over":  # the end shows every seat's money (R7.1)
         ctx["money_chart"] = money_chart.for_game(game.id, ctx["v"])
     return ctx
@@ -68,10 +75,12 @@ def state_context(
     recent: list[negotiations.Record],
     *,
     acting: bool,
+    terms: list[negotiations.Record] | None = None,
 ) -> dict[str, Any]:
     """What ``partials/live.html`` shows ``seat`` of ``state`` (A8: through ``view`` and
     ``redact_event``): the running deal's ``chat`` and the ``recent`` events as
-    ``(seq, at, event)``; the forms of the seat's legal commands when ``acting`` (the live game
+    ``(seq, at, event)``; its ``terms`` events (``timeline.TERMS_HISTORY``: an open offer is
+    told from a counter); the forms of the seat's legal commands when ``acting`` (the live game
     page; the replay shows none)."""
     ctx = frame(game, seat, admin, state)
     v = view(state, seat)
@@ -111,6 +120,8 @@ def state_context(
         chips=display.chips,
         investor_names=display.INVESTOR_NAMES,  # the board's legend: letters have no hover
         pending_text=display.pending_text,
+        named_sides=timeline.named_sides(terms or []),
+        terms_named_by=timeline.terms_named_by,
         wait_reasons=timeline.WAIT_REASONS,
         notices=[],
         error=None,

@@ -193,6 +193,15 @@ def running_chat(game_id: str, newest: int, upto: int | None = None) -> list[Rec
     """The last ``newest`` chat messages of the running negotiation (none when no deal runs),
     found by the events' type index; with ``upto``: of the negotiation that ran at event
     ``upto`` (the caller knows that a deal ran then), its messages up to that event."""
+    return running_records(game_id, ("chat",), upto, newest)
+
+
+def running_records(
+    game_id: str, types: Sequence[str], upto: int | None = None, newest: int | None = None
+) -> list[Record]:
+    """The events of ``types`` of the running negotiation (none when no deal runs; with
+    ``upto``: of the one that ran at event ``upto``, up to it), the last ``newest`` of them
+    (``None``: all), found by the events' type index."""
     query = select(NegotiationRecord.first_seq).where(NegotiationRecord.game_id == game_id)
     if upto is None:
         query = query.where(NegotiationRecord.outcome == "running")
@@ -203,4 +212,4 @@ def running_chat(game_id: str, newest: int, upto: int | None = None) -> list[Rec
     ).scalar_one_or_none()
     if start is None:
         return []
-    return records(game_id, after=start, upto=upto, newest=newest, types=("chat",))
+    return records(game_id, after=start, upto=upto, newest=newest, types=types)

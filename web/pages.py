@@ -65,6 +65,8 @@ def _page_globals() -> dict[str, Any]:
         "local_time": display.page_time,  # with the zone: pages are read in many zones
         "card_text": display.card_text,
         "price_text": display.price_text,
+        "space_number": display.space_number,  # players count spaces from 1, the engine from 0
+        "zone_text": display.zone_text,  # a zone as players read it, never its raw name
     }
 
 

@@ -62,7 +62,10 @@ def replay_page(gid: str) -> str:
     state = state_after(game, at)
     recent = negotiations.records(gid, upto=at, newest=game_pages.RECENT)
     chat = negotiations.running_chat(gid, game_pages.CHAT, upto=at) if state.deal else []
-    ctx = game_pages.state_context(game, seat, admin, state, chat, recent, acting=False)
+    terms = negotiations.running_records(gid, timeline.TERMS_HISTORY, upto=at) if state.deal else []
+    ctx = game_pages.state_context(
+        game, seat, admin, state, chat, recent, acting=False, terms=terms
+    )
     _seq, when, event = recent[-1]
     money = negotiations.records(gid, upto=at, types=money_chart.RELEVANT)
     steps = money_chart.money_steps(ev for _s, _w, ev in money)

@@ -10,6 +10,7 @@ from typing import Any
 
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
+from imtheboss.web import display
 from imtheboss.web.reply_words import Reading
 
 # reply verb -> the engine command it names
@@ -86,7 +87,7 @@ def command_for(reading: Reading | None, state: GameState, seat: int, window: st
         return Choice(problem="unclear")
     found = choices(state, seat, window).get(reading.verb, [])
     if reading.verb == "place":
-        found = [c for c in found if c["space"] == reading.space]
+        found = [c for c in found if display.space_number(c["space"]) == reading.space]
     if not found:
         return Choice(problem="not_now")
     if len(found) > 1:

@@ -1,7 +1,7 @@
 """The words a reply may say, in English, 简体 and 繁體 (any of them is understood, whatever the
-seat's language): ``place 5`` (the marker on space 5), ``allow``, ``stop``, ``pass``,
-``accept``, ``reject``, ``offer 3`` (3 M cash), ``offer 1 share``, ``roll``, ``draw``, ``deal``,
-``fail``, ``close`` and ``chat: …``.
+seat's language): ``place 5`` (the marker on space 5, as players number the spaces: 1 to 16),
+``allow``, ``stop``, ``pass``, ``accept``, ``reject``, ``offer 3`` (3 M cash), ``offer 1 share``,
+``roll``, ``draw``, ``deal``, ``fail``, ``close`` and ``chat: …``.
 
 ``understand(line)`` turns one line into a ``Reading`` (a verb, and a price or a text), or
 ``None`` when the line is not one of them: nothing is guessed. ``shown(verbs, lang)`` is how a
@@ -44,8 +44,9 @@ MAX_CHAT = 500  # characters of a chat line taken from mail
 @dataclass(frozen=True)
 class Reading:
     """What a line says: ``verb`` (a key of ``WORDS``), ``price`` (``{"cash": M}`` or
-    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``) and ``text`` (for ``chat``,
-    its first ``MAX_CHAT`` characters; ``cut``: the chat was longer, and was cut there)."""
+    ``{"shares": n}``, for ``offer``), ``space`` (for ``place``: the number players read, 1 to
+    16) and ``text`` (for ``chat``, its first ``MAX_CHAT`` characters; ``cut``: the chat was
+    longer, and was cut there)."""
 
     verb: str
     price: dict[str, int] | None = None

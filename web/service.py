@@ -170,6 +170,7 @@ def create_game(
     *,
     confirmed: bool = True,
     starting_orders: str = "none",
+    languages: list[str] | None = None,
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -185,13 +186,21 @@ def create_game(
 
     ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
-    address's defaults where it chose them (``imtheboss.web.players``)."""
+    address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
+    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new``) sets the
+    language of each seat's invitation and mail over its address's default."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
         raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
     names = [name.strip() for name, _email in players]
+    if languages is not None and (
+        len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES
+    ):
+        raise ServiceError(
+            400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
+        )
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
@@ -252,6 +261,8 @@ def create_game(
             token_hash=hash_token(seat_tokens[i]),
         )
         defaults_of.apply_defaults(seat, chosen.get(email))
+        if languages is not None:  # the organiser's choice for this game
+            seat.locale = languages[i]
         db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -303,6 +314,7 @@ def _locale() -> str:
 
 
 STARTING_ORDERS = ("recommended", "none")
+SEAT_LANGUAGES = frozenset({"en", "zh_Hans", "zh_Hant"})
 SERVER_PROXY_HOURS = 48  # A11: the away proxy of games made on the pages and the API
 
 

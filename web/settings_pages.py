@@ -82,7 +82,7 @@ def zone(gid: str) -> Response:
         raise ServiceError(400, "bad_zone", message)
     seat_row(gid, seat).timezone = name
     db.session.commit()
-    flash(_("Times are now shown in %(zone)s.", zone=name))
+    flash(_("Times are now shown in %(zone)s.", zone=display.zone_text(name)))
     return redirect(url_for("pages.game_page", gid=gid), 303)
 
 

@@ -213,7 +213,9 @@ def row_text(row: Any, players: list[str], tz: str = "UTC") -> str:
     if sentence is None:
         return row.text
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
-    text = str(sentence) % {"name": name, "space": body.get("space")}
+    space = body.get("space")
+    number = None if space is None else display.space_number(space)
+    text = str(sentence) % {"name": name, "space": number}
     asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
     if not asked:
         return text
@@ -226,6 +228,8 @@ def line(event: Event, players: list[str], seat: int | None, tz: str = "UTC") ->
 
 
 def _word(key: str, value: Any, players: list[str], tz: str) -> str:
+    if key == "space":
+        return str(display.space_number(value))
     if key in SEATS:
         return players[value] if isinstance(value, int) else _("the server")
     if key == "owner":
@@ -250,8 +254,10 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
         return _letters(value) if value else _("empty")
     if key in ("owed", "money", "payments"):
         return _names([players[s] + " " + _amount(key, n) for s, n in value])
-    if key == "time":
-        return display.local_time(value, tz)
+    if key == "time":  # with its zone, as every page and mail writes a time
+        return display.page_time(value, tz)
+    if key == "zone":  # a seat's night (A12): the zone as players read it, not its raw name
+        return display.zone_text(value)
     if key == "reason":
         found = END_REASONS.get(value) or timeline.FAIL_REASONS.get(value)
         return str(found) if found is not None else str(value)

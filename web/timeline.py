@@ -12,6 +12,7 @@ from typing import Any
 
 from flask import g
 from flask_babel import get_locale, lazy_gettext
+from flask_babel import gettext as _
 from imtheboss.engine.cards import TILE_VALUES
 from imtheboss.engine.events import Event
 from imtheboss.engine.views import redact_event
@@ -86,6 +87,41 @@ ANSWERS = {
     "pass": lazy_gettext("passed"),
     "stop": lazy_gettext("stopped it"),
 }
+
+
+# The events that tell who named terms in a negotiation, and when a new boss starts afresh.
+TERMS_HISTORY = ("terms_set", "card_took_effect")
+
+
+def named_sides(records: list[tuple[int, datetime, Event]]) -> dict[tuple[int, Any], set[str]]:
+    """Who (``"boss"``, ``"provider"``) has named terms for each ``(provider, letter)`` under
+    the current boss, from the running negotiation's ``TERMS_HISTORY`` events in order. The
+    first terms a side names are its offer; terms after the other side's are a counter
+    (R4.2, R4.3). A boss card that takes effect starts every thread afresh (R5.5). Terms are
+    public (A8): nothing here is hidden from any seat."""
+    named: dict[tuple[int, Any], set[str]] = {}
+    for _seq, _at, event in records:
+        if event.type == "card_took_effect" and event.data.get("kind") == "boss":
+            named = {}
+        elif event.type == "terms_set":
+            key = (event.data["provider"], event.data["letter"])
+            named.setdefault(key, set()).add(event.data["by_side"])
+    return named
+
+
+def terms_named_by(terms: dict[str, Any], named: dict[tuple[int, Any], set[str]], name: str) -> str:
+    """Who named the open ``terms`` (``view``'s deal terms) and who answers them, in the page's
+    language: an offer when the other side has named none for that letter yet, else a counter
+    (``named``: ``named_sides``; ``name``: the provider's)."""
+    other = "boss" if terms["by"] == "provider" else "provider"
+    counter = other in named.get((terms["provider"], terms["letter"]), set())
+    if terms["by"] == "provider":
+        if counter:
+            return _("counter by %(name)s; the boss answers", name=name)
+        return _("offer by %(name)s; the boss answers", name=name)
+    if counter:
+        return _("counter by the boss; %(name)s answers", name=name)
+    return _("offer by the boss; %(name)s answers", name=name)
 
 
 @dataclass

@@ -177,15 +177,15 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     expect(boss.live).to_contain_text("Place the marker on a space to start the game:")
     expect(boss.live.locator("#board .board-picks form")).to_have_count(16)  # every space
     on_board = boss.live.locator("#board .board-picks").get_by_role(
-        "button", name=f"Place the marker on space {s.space}", exact=True
+        "button", name=f"Place the marker on space {s.space + 1}", exact=True
     )  # the square over the space on the board's picture, clicked where it is drawn
-    boss.act(on_board, f"{boss.name} places the marker on space {s.space}")
+    boss.act(on_board, f"{boss.name} places the marker on space {s.space + 1}")
     expect(boss.live.locator(f"#space-{s.space}.has-marker")).to_have_count(1)
     boss.act(
         boss.live.get_by_role("button", name=re.compile(r"^Open a deal on space")),
-        f"{boss.name} opens a deal on space {s.space}",
+        f"{boss.name} opens a deal on space {s.space + 1}",
     )
-    expect(boss.live.locator("#deal")).to_contain_text(f"Negotiation on space {s.space}")
+    expect(boss.live.locator("#deal")).to_contain_text(f"Negotiation on space {s.space + 1}")
 
     # The provider offers its investor for 3 M; the boss counters with 2 M; the provider
     # accepts exactly those terms.
@@ -253,7 +253,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     # The payouts on the game page: the boss's share and money, the provider's 2 M.
     boss.refresh()
     latest = boss.page.locator("section.recent")
-    expect(latest).to_contain_text(f"Deal closed on space {s.space}")
+    expect(latest).to_contain_text(f"Deal closed on space {s.space + 1}")
     expect(latest).to_contain_text(f"{boss.name} +{proceeds - 2} M")
     expect(latest).to_contain_text(f"{provider.name} +2 M")
     expect(boss.live.locator("section.you")).to_contain_text(f"Your money: {proceeds - 2} M")
@@ -278,14 +278,14 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     expect(item).to_contain_text(f"{boss.name} +{proceeds - 2} M")
     expect(item).to_contain_text(f"{provider.name} +2 M")
     item.get_by_role("link", name=re.compile(r"#1")).click()
-    expect(page.locator("h1")).to_have_text(f"Negotiation #1 on space {s.space}")
+    expect(page.locator("h1")).to_have_text(f"Negotiation #1 on space {s.space + 1}")
     payouts = page.locator("table.payouts tbody tr")
     expect(payouts).to_have_count(2)
     expect(payouts.filter(has_text=boss.name)).to_contain_text(f"+{proceeds - 2} M")
     expect(payouts.filter(has_text=provider.name)).to_contain_text("+2 M")
     timeline = page.locator("ol.timeline")
     for line in (
-        f"{boss.name} opens a deal on space {s.space}",
+        f"{boss.name} opens a deal on space {s.space + 1}",
         f"{provider.name} offers {named(letter)} for 3 M",
         f"The boss proposes 2 M to {provider.name} for {named(letter)}",
         f"Agreement: {provider.name} gets 2 M for {named(letter)}",
@@ -294,7 +294,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
         f"{boss.name} calls the deal closed: last call",
         "Result: stopped",
         "Result: the deal closed",
-        f"Deal closed on space {s.space}",
+        f"Deal closed on space {s.space + 1}",
     ):
         expect(timeline).to_contain_text(line)
     for player in others:
@@ -317,7 +317,7 @@ def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Br
     offer = taipei.page.locator("#zone-guess")
     expect(offer).to_be_visible()
     expect(offer).to_contain_text("These pages show times in UTC")
-    expect(offer.locator("[data-browser-zone]")).to_have_text("Asia/Taipei")
+    expect(offer.locator("[data-browser-zone]")).to_have_text("UTC+8, Taipei")
     latest = taipei.live.locator("section.recent li .meta").first
     expect(latest).to_have_text(re.compile(r" 09:00 UTC$"))  # the game started at 09:00 UTC
     offer.get_by_role("button", name="Show times in my zone").click()

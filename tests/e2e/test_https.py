@@ -229,7 +229,8 @@ def test_a_move_in_the_browser_through_nginx_with_tls(app, proxied: str, browser
     assert headers["x-frame-options"] == "DENY"
     assert headers["referrer-policy"] == "same-origin"
 
-    boss.act(boss.button(f"Space {s.space}"), f"{boss.name} places the marker on space {s.space}")
+    number = s.space + 1  # players count spaces from 1
+    boss.act(boss.button(f"Space {number}"), f"{boss.name} places the marker on space {number}")
     _refreshes_wait_for_typing(page)
 
     page.get_by_role("navigation", name="Game").get_by_role("link", name="Settings").click()

@@ -59,3 +59,60 @@ def test_the_header_language_is_the_seats_mail_language(app) -> None:
         ).scalar_one()
         msg = compose(get_game(gid), seats[1], [row])
     assert str(msg["Subject"]).startswith("[我是大老闆]")
+
+
+def _created_on_the_page(app, lang: str, **chosen: str):
+    """A game made on ``/new`` read in ``lang`` (``chosen``: the form's language fields, such
+    as ``players-1-language``), confirmed by its organiser: each seat's invitation, by seat."""
+    from helpers_organiser import confirm, confirm_link, mail_text, new_game_form
+
+    seats = [(n, f"{n.lower()}@players.imtheboss.net") for n in ("Mei", "Jun", "Hao")]
+    browser = app.test_client()
+    browser.get(f"/?lang={lang}")  # the organiser reads the site in ``lang``
+    form = new_game_form(browser, seats, creator_email="boss@players.imtheboss.net", **chosen)
+    assert browser.post("/new", data=form).status_code == 303
+    with app.app_context():
+        (mail,) = db.session.execute(select(Notification)).scalars()
+        gid = mail.game_id
+        confirm(browser, confirm_link(mail_text(compose(get_game(gid), None, [mail])), gid))
+    out = {}
+    for index in range(len(seats)):
+        with app.app_context():  # one mail a context, as the worker sends them
+            row = db.session.execute(
+                select(Notification).where(
+                    Notification.kind == "invited", Notification.seat_index == index
+                )
+            ).scalar_one()
+            seat = db.session.execute(
+                select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
+            ).scalar_one()
+            out[index] = str(compose(get_game(gid), seat, [row])["Subject"])
+    return out
+
+
+def test_the_organisers_language_is_each_invitations_by_default(app) -> None:
+    page = app.test_client().get("/new?lang=zh_Hans").text
+    assert page.count('<option selected value="zh_Hans">') == 6  # every row: the page's own
+    subjects = _created_on_the_page(app, "zh_Hans")
+    assert all(s.startswith("[我是大老板]") for s in subjects.values()), subjects
+
+
+def test_the_organiser_chooses_each_players_language(app) -> None:
+    subjects = _created_on_the_page(
+        app, "zh_Hans", **{"players-1-language": "en", "players-2-language": "zh_Hant"}
+    )
+    assert subjects[0].startswith("[我是大老板]")
+    assert subjects[1].startswith("[I'm the Boss!]")
+    assert subjects[2].startswith("[我是大老闆]")
+
+
+def test_a_language_the_form_does_not_offer_is_refused(app) -> None:
+    from helpers_organiser import new_game_form
+
+    browser = app.test_client()
+    seats = [(n, f"{n.lower()}@players.imtheboss.net") for n in ("Mei", "Jun")]
+    form = new_game_form(browser, seats, creator_email="boss@players.imtheboss.net")
+    response = browser.post("/new", data={**form, "players-0-language": "klingon"})
+    assert response.status_code == 400 and "language" in response.text
+    with app.app_context():
+        assert db.session.execute(select(Notification)).first() is None

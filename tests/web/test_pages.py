@@ -151,7 +151,7 @@ def test_play_a_deal_through_the_pages(app, game) -> None:
     act(boss, gid, {"do": "place_marker", "space": s.space})
     act(boss, gid, {"do": "open_deal"})
     page = provider.get(f"/g/{gid}").text
-    assert f"Negotiation on space {s.space}" in page
+    assert f"Negotiation on space {s.space + 1}" in page  # players count spaces from 1
 
     act(provider, gid, {"do": "offer", "card": investor}, price="3", price_kind="cash")
     counter = {"do": "propose", "to": s.provider, "card": investor}
@@ -272,7 +272,8 @@ def test_the_browsers_zone_is_taken_in_one_step(app, game) -> None:
         seat = db.session.execute(select(Seat).where(Seat.seat_index == 0)).scalar_one()
         assert seat.timezone == "Asia/Taipei"
     page = clients[0].get(f"/g/{gid}").text
-    assert "Times are now shown in Asia/Taipei." in page and 'data-zone="Asia/Taipei"' in page
+    assert "Times are now shown in UTC+8, Taipei." in page and 'data-zone="Asia/Taipei"' in page
+    assert "Keep UTC+8, Taipei" in page and "Asia/Taipei" not in page.replace('"Asia/Taipei"', "")
 
 
 def test_page_times_name_their_zone(app) -> None:

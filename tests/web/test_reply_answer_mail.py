@@ -33,8 +33,8 @@ SAYS = {
         "paused": "The organiser has paused the game.",
     },
     "zh_Hans": {
-        "placed": "你把标记放在了第 3 格。",
-        "footer": "“我是大老板！”上的 Friday",
+        "placed": "你把标记放在了交易格 3。",
+        "footer": "《我是大老板》上的 Friday",
         "stop": "不再接收这些邮件：",
         "open": "打开游戏：",
         "cut": "超过了 500 个字符，因此被截断",
@@ -42,8 +42,8 @@ SAYS = {
         "paused": "组织者已暂停游戏。",
     },
     "zh_Hant": {
-        "placed": "你把標記放在了第 3 格。",
-        "footer": "“我是大老闆！”上的 Friday",
+        "placed": "你把標記放在了交易格 3。",
+        "footer": "《我是大老闆》上的 Friday",
         "stop": "不再接收這些郵件：",
         "open": "打開遊戲：",
         "cut": "超過了 500 個字元，因此被截斷",

@@ -10,6 +10,7 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import GameState
+from imtheboss.web.display import space_number
 from imtheboss.web.reply_choices import (
     ANSWER_VERBS,
     ORDER,
@@ -26,7 +27,7 @@ ARGS = {"offer": {"price": {"cash": 3}}, "chat": {"text": "hi"}}
 def _reading(verb: str, state: GameState, seat: int) -> Reading:
     if verb == "place":
         space = min((c["space"] for c in choices(state, seat).get("place", [])), default=0)
-        return Reading("place", space=space)
+        return Reading("place", space=space_number(space))  # as the player reads it
     extra = ARGS.get(verb, {})
     return Reading(verb, price=extra.get("price"), text=extra.get("text"))
 

@@ -20,7 +20,8 @@ PLAYERS = ["Amy", "Bill", "Carla", "Dan"]
 
 def _reading(verb: str, state: GameState, seat: int) -> Reading:
     if verb == "place":
-        return Reading("place", space=min(x for x in range(16) if x not in state.covered))
+        first = min(x for x in range(16) if x not in state.covered)
+        return Reading("place", space=display.space_number(first))  # as the player reads it
     if verb == "offer":
         return Reading("offer", price={"cash": 3})
     return Reading(verb, text="hello" if verb == "chat" else None)

@@ -18,6 +18,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.web import threads
 from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.web.story_page import STORY_PAGE
 
 GAMES = [simulate(5, 3, bots="mixed"), simulate(4, 5, idle_seats=frozenset({2})), simulate(3, 1)]
 RAW = re.compile(r"\b(investor|family|travel|recruit|boss|stop):|\bw\d+\b|\b[a-z]+_[a-z_]+\b")
@@ -102,17 +103,14 @@ def test_a_tie_is_a_shared_win() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh_Hans", "zh_Hant"])
 def test_the_story_page_in_each_language(app, clock, lang: str) -> None:
-    with app.app_context():
-        created = create_game("told", PLAYERS, {}, seed="story-seed-1")
-        state = load_state(get_game(created.game_id))
-    bots = [SensibleBot() for _ in PLAYERS]
-    play_to_end(app, clock, created.game_id, state, bots, random.Random(3))
+    created, browser = _played(app, clock, "story-seed-1", 3)
     gid = created.game_id
-    browser, _csrf = signed_in(app, gid, created.seat_tokens[0])
-    page = browser.get(f"/g/{gid}/story?lang={lang}")
-    assert page.status_code == 200
-    text = page.text
-    body = re.sub(r"<[^>]+>", " ", text[text.index("<main") : text.index("</main>")])
+    pages = _story_pages(browser, gid, lang)
+    assert len(pages) > 1  # a whole game's story comes a page at a time
+    text = "".join(pages)
+    body = " ".join(
+        re.sub(r"<[^>]+>", " ", t[t.index("<main") : t.index("</main>")]) for t in pages
+    )
     for needle in ('id="start"', 'id="deal-1"', 'class="thread', 'id="end"', 'id="now"'):
         assert needle in text
     assert text.index('id="start"') < text.index('id="deal-1"') < text.index('id="end"')
@@ -121,8 +119,55 @@ def test_the_story_page_in_each_language(app, clock, lang: str) -> None:
         bare = re.sub(r"Amy|Bill|Carla|[0-9a-f]{64}|#\d+|\b[CDGLSWM]\b|UTC", "", body)
         bare = re.sub(r"I'm the Boss!?", "", bare)
         assert not re.search(r"[A-Za-z]{2,}", bare), re.search(r".{40}[A-Za-z]{2,}.{40}", bare)
-    other = signed_in(app, gid, created.seat_tokens[1])[0].get(f"/g/{gid}/story").text
+    other = "".join(_story_pages(signed_in(app, gid, created.seat_tokens[1])[0], gid, lang))
     assert other.count("story-line") == text.count("story-line")  # the same events, each redacted
+
+
+def _played(app, clock, seed: str, bots_seed: int):
+    """A game played to its end by bots; the game and the first seat's signed-in browser."""
+    with app.app_context():
+        created = create_game("told", PLAYERS, {}, seed=seed)
+        state = load_state(get_game(created.game_id))
+    bots = [SensibleBot() for _ in PLAYERS]
+    play_to_end(app, clock, created.game_id, state, bots, random.Random(bots_seed))
+    return created, signed_in(app, created.game_id, created.seat_tokens[0])[0]
+
+
+def _story_pages(browser, gid: str, lang: str) -> list[str]:
+    """Every page of the story, oldest first, reached from the first (the newest) by its
+    "older" links alone (plain links: no script)."""
+    pages = []
+    url: str | None = f"/g/{gid}/story?lang={lang}"
+    while url:
+        response = browser.get(url)
+        assert response.status_code == 200
+        pages.append(response.text)
+        older = re.search(r'<a href="([^"]+)" rel="prev">', response.text)
+        url = older.group(1).replace("&amp;", "&") if older else None
+    return pages[::-1]
+
+
+def test_the_story_comes_a_page_at_a_time(app, clock) -> None:
+    """Page 1 holds the newest chapters and the end; the last page the start; older and newer
+    links lead from one to the next; each chapter is on exactly one page; a page out of range or
+    not a number shows the nearest."""
+    created, browser = _played(app, clock, "story-seed-2", 5)
+    gid = created.game_id
+    pages = _story_pages(browser, gid, "en")
+    assert len(pages) >= 2
+    newest, oldest = pages[-1], pages[0]
+    assert 'id="end"' in newest and 'id="now"' in newest and 'rel="next"' not in newest
+    assert 'id="start"' in oldest and 'rel="prev"' not in oldest and 'id="end"' not in oldest
+    assert all('id="start"' not in p for p in pages[1:])
+    deals = [re.findall(r'id="deal-(\d+)"', p) for p in pages]
+    numbers = [int(n) for found in deals for n in found]
+    assert numbers == list(range(1, len(numbers) + 1))  # each negotiation once, in order
+    for p in pages:
+        assert len(re.findall(r'<section class="chapter (?:deal|turns)', p)) <= STORY_PAGE
+    assert browser.get(f"/g/{gid}/story?page=999").text.count('id="start"') == 1  # the oldest
+    assert 'id="end"' in browser.get(f"/g/{gid}/story?page=abc").text  # text: the newest
+    newer = re.search(r'<a href="([^"]+)" rel="next">', oldest)
+    assert newer and browser.get(newer.group(1).replace("&amp;", "&")).status_code == 200
 
 
 def test_the_story_needs_a_seat_or_the_organiser(app, client) -> None:

@@ -25,6 +25,21 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   if (elt && elt.id === "live" && !ibIdle()) event.preventDefault();
 });
 
+/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
+   offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
+function ibZoneText(zone) {
+  var label = "UTC";
+  try {
+    var parts = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "shortOffset" })
+      .formatToParts(new Date());
+    var name = parts.filter(function (p) { return p.type === "timeZoneName"; })[0];
+    label = name ? name.value.replace(/^GMT/, "UTC") : "UTC";
+  } catch (e) { return "UTC"; }
+  var city = zone.indexOf("/") > 0 ? zone.split("/").pop().replace(/_/g, " ") : "";
+  var english = (document.documentElement.lang || "en").slice(0, 2) === "en";
+  return city && english && zone.indexOf("Etc/") !== 0 ? label + ", " + city : label;
+}
+
 /* The game page offers to show times in the browser's own time zone when it is not the one the
    seat's pages use; "Keep" is remembered in this browser (per game and zone kept). */
 document.addEventListener("DOMContentLoaded", function () {
@@ -37,7 +52,7 @@ document.addEventListener("DOMContentLoaded", function () {
     if (window.localStorage.getItem(kept) === form.dataset.zone) return;
   } catch (e) { /* no storage: offer anyway */ }
   form.elements.timezone.value = zone;
-  form.querySelector("[data-browser-zone]").textContent = zone;
+  form.querySelector("[data-browser-zone]").textContent = ibZoneText(zone);
   form.hidden = false;
   form.querySelector("[data-keep]").addEventListener("click", function () {
     try { window.localStorage.setItem(kept, form.dataset.zone); } catch (e) { /* nothing kept */ }

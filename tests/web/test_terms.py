@@ -1,0 +1,81 @@
+"""One Chinese word per game term in each catalog (web/translations/zh_Hans|zh_Hant): the words
+of the Chinese rule texts the project follows (docs/rules.md, Terms), never a variant of them.
+
+| term | 简体 | 繁體 |
+|---|---|---|
+| the game | 《我是大老板》 | 《我是大老闆》 |
+| investor (card) | 投资家（卡） | 資本家（卡） |
+| the board | 游戏板 | 遊戲板 |
+| deal space | 交易格 N | 交易格 N |
+| deal tile | 交易板 | 景氣卡 |
+| standing orders | 常设指令 | 常設指令 |
+| window, stop window | 时限, 停止时限 | 時限, 停止時限 |
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+TRANSLATIONS = Path(__file__).resolve().parents[2] / "web" / "translations"
+
+# The variants a catalog must not use, each with the word to use instead.
+BANNED = {
+    "zh_Hans": {
+        r"I'm the Boss|我是老板": "《我是大老板》",
+        r"投资人|投资者|资本家": "投资家",
+        r"棋盘|版图": "游戏板",
+        r"第 ?%\(space\)\w ?格|空格|格子": "交易格 %(space)s",
+        r"交易板块|板块": "交易板",
+        r"预设": "常设指令",
+        r"窗口|阻止时段": "时限",
+    },
+    "zh_Hant": {
+        r"I'm the Boss|我是老闆": "《我是大老闆》",
+        r"投資人|投資者|投資家": "資本家",
+        r"棋盤|版圖": "遊戲板",
+        r"第 ?%\(space\)\w ?格|空格|格子": "交易格 %(space)s",
+        r"交易板|板塊": "景氣卡",
+        r"預設指令": "常設指令",
+        r"窗口|視窗|阻止時段": "時限",
+    },
+}
+
+
+def _strings(lang: str) -> list[tuple[str, str]]:
+    with (TRANSLATIONS / lang / "LC_MESSAGES" / "messages.po").open("rb") as fh:
+        catalog = read_po(fh, locale=lang)
+    out = []
+    for m in catalog:
+        if not m.id:
+            continue
+        key = m.id[0] if isinstance(m.id, tuple) else m.id
+        strings = m.string if isinstance(m.string, tuple) else (m.string,)
+        out += [(key, s) for s in strings if s]
+    return out
+
+
+@pytest.mark.parametrize("lang", sorted(BANNED))
+def test_each_term_has_one_word(lang: str) -> None:
+    found = [
+        (msgid, text, instead)
+        for msgid, text in _strings(lang)
+        for pattern, instead in BANNED[lang].items()
+        if re.search(pattern, text)
+    ]
+    assert not found, "\n".join(f"{m!r}: {t!r} (say {i})" for m, t, i in found)
+
+
+def test_the_terms_are_the_rule_texts_words() -> None:
+    """The words chosen are used: each catalog names the investor card, the deal space, the
+    deal tile and standing orders by them."""
+    words = {
+        "zh_Hans": ("投资家卡", "交易格", "交易板", "常设指令", "停止时限", "《我是大老板》"),
+        "zh_Hant": ("資本家卡", "交易格", "景氣卡", "常設指令", "停止時限", "《我是大老闆》"),
+    }
+    for lang, expected in words.items():
+        text = "\n".join(t for _m, t in _strings(lang))
+        assert all(w in text for w in expected), (lang, [w for w in expected if w not in text])
