@@ -476,7 +476,7 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
     replies = mail.replies()
     assert Counter(a for (a,) in answers) == Counter(r.message_id for r in replies)
     outcomes = Counter(r.outcome for r in replies)
-    assert not outcomes["unclear"] and not outcomes["several"], outcomes  # every word was read
+    assert not outcomes["unclear"], outcomes  # every reply's word was read
     done = [r for r in replies if r.outcome == "done"]
     assert len(done) == sum(by_mail.values())
     for reply in replies:
@@ -491,7 +491,8 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
         styles = {r.style for r in done if r.seat == index}
         assert styles == {name for name, _s, _l in WRITERS[index].styles}, (index, styles)
     assert any(r.seat == 4 for r in done), "no move came by IMAP"
-    assert replying.dovecot.unseen() == 0  # the poller read every mail
+    # the poller marks a mail seen once it applied it
+    wait_for(lambda: replying.dovecot.unseen() == 0, 30, what="the poller to read every mail")
 
     # -- what the game looked like ------------------------------------------------------------
     print(
