@@ -83,7 +83,7 @@ WINDOWS = {"turn": 6, "stop": 4, "last_call": 4, "negotiation": 6}
 TABLE = Table(TITLE, ORGANISER, NAMES, EMAILS, WINDOWS)
 WEB_SEATS = (0, 1)
 MAIL_SEATS = (2, 3, 4)
-PLAY_LIMIT = 300.0  # seconds for the whole game
+PLAY_LIMIT = 420.0  # seconds for the whole game (1.5 to 3.5 minutes on two loaded cores)
 STUCK = 60.0  # seconds without a new event: the game is stuck
 COMMAND_OF = {command: verb for verb, command in VERB_COMMAND.items()}
 
@@ -365,6 +365,22 @@ class ByReply:
                 waiting[in_reply_to].outcome = said
 
 
+def _deals_by_boss(events: list[Any]) -> dict[str, str]:
+    """``closed/opened`` deals of each seat as the boss (a boss card's new boss included)."""
+    opened: Counter = Counter()
+    closed: Counter = Counter()
+    boss = None
+    for event in events:
+        if event.type == "deal_opened":
+            boss = event.by
+            opened[boss] += 1
+        elif event.type == "card_took_effect" and event.data["kind"] == "boss":
+            boss = event.data["seat"]
+        elif event.type == "deal_closed":
+            closed[boss] += 1
+    return {NAMES[s]: f"{closed[s]}/{opened[s]}" for s in sorted(opened)}
+
+
 # -- the stack ---------------------------------------------------------------------------------
 
 
@@ -502,6 +518,8 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
                 "moves by web": {NAMES[s.index]: sum(s.moves.values()) for s in play.seats[:2]},
                 "moves by mail": {NAMES[s]: n for s, n in sorted(by_mail.items())},
                 "replies": dict(outcomes),
+                "not done": Counter(f"{r.outcome}: {r.word}" for r in replies if r not in done),
+                "deals by boss (closed/opened)": _deals_by_boss(events),
                 "replies by style": dict(Counter(r.style for r in done)),
                 "words": dict(Counter(r.word for r in done)),
                 "mail stats": dict(mail.stats),
