@@ -207,13 +207,16 @@ def pg(stack: Stack) -> psycopg.Connection:
     return psycopg.connect(stack.pg_url.replace("postgresql+psycopg://", "postgresql://"))
 
 
+def rows(stack: Stack, sql: str, *params: Any) -> list[tuple]:
+    """The rows ``sql`` (with ``%s`` for ``params``) reads from the stack's database."""
+    with pg(stack) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
 def all_mailed(stack: Stack) -> bool:
     """No notification is waiting to be mailed (every one sent or skipped)."""
-    with pg(stack) as conn:
-        pending = conn.execute(
-            "SELECT count(*) FROM notifications WHERE email_state IN ('pending', 'sending')"
-        ).fetchone()[0]
-    return pending == 0
+    sql = "SELECT count(*) FROM notifications WHERE email_state IN ('pending', 'sending')"
+    return rows(stack, sql)[0][0] == 0
 
 
 # -- the game --------------------------------------------------------------------------------

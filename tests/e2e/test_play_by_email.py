@@ -48,6 +48,7 @@ from helpers_stack import (
     running_stack,
     summary,
 )
+from helpers_stack import rows as table_rows
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web import story
 from imtheboss.web.models import EventRecord, db
@@ -141,12 +142,8 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     assert all(play.seats[i].moves for i in range(5))
 
     # -- one email per notification row: each urgent row alone, news in batches ------------
-    with pg(stack) as conn:
-        rows = conn.execute(
-            "SELECT seat_index, urgent, email_state, emailed_at, kind = 'reminder'"
-            " FROM notifications WHERE game_id = %s",
-            (gid,),
-        ).fetchall()
+    sql = "SELECT seat_index, urgent, email_state, emailed_at, kind = 'reminder'"
+    rows = table_rows(stack, sql + " FROM notifications WHERE game_id = %s", gid)
     assert {state for _seat, _u, state, _at, _r in rows} <= {"sent", "skipped"}
     # A reminder is dropped when its window ended (or its seat answered) before it went out.
     assert all(state == "sent" for _seat, urgent, state, _at, r in rows if urgent and not r)
@@ -254,12 +251,8 @@ def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> Non
     """Each closed deal is in every seat's outbox with its payouts, mailed unless the seat
     had seen it on the page; no row is about its seat's own act; each mail asking about a
     card names the card, who played it, on whose card, and what the deadline does."""
-    with pg(stack) as conn:
-        rows = conn.execute(
-            "SELECT seat_index, kind, seq, email_state, body FROM notifications"
-            " WHERE game_id = %s AND seat_index >= 0",
-            (gid,),
-        ).fetchall()
+    sql = "SELECT seat_index, kind, seq, email_state, body FROM notifications"
+    rows = table_rows(stack, sql + " WHERE game_id = %s AND seat_index >= 0", gid)
     closed = [seq for seq, e in enumerate(events, 1) if e.type == "deal_closed"]
     assert closed
     for seq in closed:

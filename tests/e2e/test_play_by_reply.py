@@ -28,6 +28,7 @@ from one of their replies; every reply was answered once, in its thread (``In-Re
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -43,25 +44,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import helpers_stack as e2e
 import pytest
 import requests
 from helpers_dovecot import Dovecot
 from helpers_e2e import Mail, free_port, page_forms, wait_for
 from helpers_replies import gmail_html, multipart_mail, outlook_html, quoted, raw_mail
-from helpers_stack import (
-    HTTP_TIMEOUT,
-    DealCounter,
-    Play,
-    Stack,
-    Table,
-    all_mailed,
-    create_game,
-    final_replayed,
-    pg,
-    play_to_the_end,
-    running_stack,
-    summary,
-)
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, replay
 from imtheboss.web.models import db
@@ -80,15 +68,35 @@ EMAILS = [f"seat{i}@players.imtheboss.net" for i in range(5)]
 ORGANISER = "organiser@players.imtheboss.net"
 # seconds: a mail seat's turn takes two round trips (roll, then draw or deal)
 WINDOWS = {"turn": 6, "stop": 4, "last_call": 4, "negotiation": 6}
-TABLE = Table(TITLE, ORGANISER, NAMES, EMAILS, WINDOWS)
+TABLE = e2e.Table(TITLE, ORGANISER, NAMES, EMAILS, WINDOWS)
 WEB_SEATS = (0, 1)
 MAIL_SEATS = (2, 3, 4)
 PLAY_LIMIT = 420.0  # seconds for the whole game (1.5 to 3.5 minutes on two loaded cores)
 STUCK = 60.0  # seconds without a new event: the game is stuck
 COMMAND_OF = {command: verb for verb, command in VERB_COMMAND.items()}
+# The answers written to replies: the reply's Message-ID, what the answer said (done...).
+ANSWERS_SQL = (
+    "SELECT body->>'in_reply_to', body->>'answer' FROM notifications"
+    " WHERE game_id = %s AND kind = 'reply_answer'"
+)
 
 
 # -- how the mail seats write -----------------------------------------------------------------
+
+
+Style = Callable[..., bytes]  # (word, mail answered, **headers of raw_mail) -> the raw reply
+STYLES: dict[str, tuple[Style, str | None]] = {}  # name -> (style, its words' language)
+
+
+def style(name: str, language: str | None = None) -> Callable[[Style], Style]:
+    """Register a client style as ``name``; ``language``: of its words (``None``: the
+    seat's)."""
+
+    def register(write: Style) -> Style:
+        STYLES[name] = (write, language)
+        return write
+
+    return register
 
 
 def _own(text: str, charset: str) -> str:
@@ -97,103 +105,70 @@ def _own(text: str, charset: str) -> str:
     return text.encode(charset, "replace").decode(charset)
 
 
-def _plain_quoted(word: str, mail: Mail, **head: str) -> bytes:
-    body = f"{word}\n\nOn Tue, 1 Dec 2026, I'm the Boss! wrote:\n{quoted(mail.text)}"
-    return raw_mail(body, **head)
-
-
-def _signature(word: str, mail: Mail, **head: str) -> bytes:
-    body = f"{word}\n\n-- \nCat Reyes\nSent from my iPhone\n\n{quoted(mail.text)}"
-    return raw_mail(body, **head)
-
-
+@style("gmail html")
 def _gmail(word: str, mail: Mail, **head: str) -> bytes:
     return raw_mail(gmail_html(word, mail.text), subtype="html", **head)
 
 
+@style("multipart")
 def _multipart(word: str, mail: Mail, **head: str) -> bytes:
     body = f"{word}\n\n{quoted(mail.text)}"
     return multipart_mail(body, gmail_html(word, mail.text), **head)
 
 
+@style("format=flowed")
 def _flowed(word: str, mail: Mail, **head: str) -> bytes:
     return raw_mail(f"{word}\n\n{quoted(mail.text)}", flowed=True, **head)
 
 
-def _gbk_quoted(word: str, mail: Mail, **head: str) -> bytes:
-    text = _own(mail.text, "gbk")
-    body = f"{word}\n\n在 2026年12月1日 15:00，I'm the Boss! 写道：\n{quoted(text)}"
-    return raw_mail(body, charset="gbk", **head)
-
-
+@style("gbk html")
 def _gbk_html(word: str, mail: Mail, **head: str) -> bytes:
     return raw_mail(gmail_html(word, _own(mail.text, "gbk")), charset="gbk", subtype="html", **head)
 
 
-def _gbk_phone(word: str, mail: Mail, **head: str) -> bytes:
-    body = f"{word}\n\n发自我的iPhone\n\n{quoted(_own(mail.text, 'gbk'))}"
-    return raw_mail(body, charset="gbk", encoding="8bit", **head)
-
-
-def _big5_quoted(word: str, mail: Mail, **head: str) -> bytes:
-    text = _own(mail.text, "big5")
-    body = f"{word}\n\n於 2026年12月1日 15:00，I'm the Boss! 寫道：\n{quoted(text)}"
-    return raw_mail(body, charset="big5", **head)
-
-
-def _big5_signature(word: str, mail: Mail, **head: str) -> bytes:
-    body = f"{word}\n-- \n陳小美\n台北\n\n{quoted(_own(mail.text, 'big5'))}"
-    return raw_mail(body, charset="big5", encoding="8bit", **head)
-
-
+@style("outlook html, english", "en")
 def _outlook(word: str, mail: Mail, **head: str) -> bytes:
     return raw_mail(outlook_html(word), subtype="html", **head)
 
 
-Style = Callable[..., bytes]  # (word, mail answered, **headers of raw_mail) -> the raw reply
+def _above(word: str, mail: Mail, between: str, charset: str, **head: str) -> bytes:
+    """``word``, then ``between`` (an attribution line, a signature, a phone footer), then the
+    quoted mail, in ``charset``."""
+    body = f"{word}\n\n{between}\n{quoted(_own(mail.text, charset))}"
+    return raw_mail(body, charset=charset, **head)
+
+
+# name: what a client writes between the word and the quote, its charset, transfer encoding
+ABOVE = {
+    "quoted": ("On Tue, 1 Dec 2026, I'm the Boss! wrote:", "utf-8", "base64"),
+    "signature": ("-- \nCat Reyes\nSent from my iPhone\n", "utf-8", "base64"),
+    "gbk quoted": ("在 2026年12月1日 15:00，I'm the Boss! 写道：", "gbk", "base64"),
+    "gbk phone footer": ("发自我的iPhone\n", "gbk", "8bit"),
+    "big5 quoted": ("於 2026年12月1日 15:00，I'm the Boss! 寫道：", "big5", "base64"),
+    "big5 signature": ("-- \n陳小美\n台北\n", "big5", "8bit"),
+}
+for _name, (_between, _charset, _encoding) in ABOVE.items():
+    STYLES[_name] = (
+        functools.partial(_above, between=_between, charset=_charset, encoding=_encoding),
+        None,
+    )
 
 
 @dataclass(frozen=True)
 class Writer:
     """How a mail seat answers: ``transport`` (``smtp``: to our receiver; ``imap``: into the
-    mailbox the poller reads), its words' language, and the client styles it takes in turn
-    (``language`` per style: ``None`` is the seat's)."""
+    mailbox the poller reads), its words' language, and the names of the client styles
+    (``STYLES``) it takes in turn."""
 
     transport: str
     language: str
-    styles: tuple[tuple[str, Style, str | None], ...]
+    styles: tuple[str, ...]
 
 
 WRITERS = {
-    2: Writer(
-        "smtp",
-        "en",
-        (
-            ("quoted", _plain_quoted, None),
-            ("signature", _signature, None),
-            ("gmail html", _gmail, None),
-            ("multipart", _multipart, None),
-            ("format=flowed", _flowed, None),
-        ),
-    ),
-    3: Writer(
-        "smtp",
-        "zh_Hans",
-        (
-            ("gbk quoted", _gbk_quoted, None),
-            ("gbk html", _gbk_html, None),
-            ("gbk phone footer", _gbk_phone, None),
-        ),
-    ),
-    4: Writer(
-        "imap",
-        "zh_Hant",
-        (
-            ("big5 quoted", _big5_quoted, None),
-            ("big5 signature", _big5_signature, None),
-            ("outlook html, english", _outlook, "en"),
-        ),
-    ),
+    2: Writer("smtp", "en", ("quoted", "signature", "gmail html", "multipart", "format=flowed")),
+    3: Writer("smtp", "zh_Hans", ("gbk quoted", "gbk html", "gbk phone footer")),
+    4: Writer("imap", "zh_Hant", ("big5 quoted", "big5 signature", "outlook html, english")),
 }
 
 
@@ -252,7 +227,7 @@ class MailSeat:
     replies: list[Reply] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.bot.counters = DealCounter()
+        self.bot.counters = e2e.DealCounter()
 
     @property
     def email(self) -> str:
@@ -261,14 +236,15 @@ class MailSeat:
     def style(self) -> tuple[str, Style, str | None]:
         """The next style: each is used for one move before the next is taken."""
         done = sum(1 for r in self.replies if r.outcome == "done")
-        return self.writer.styles[done % len(self.writer.styles)]
+        name = self.writer.styles[done % len(self.writer.styles)]
+        return (name, *STYLES[name])
 
 
 class ByReply:
     """Drives the mail seats: each new mail with a Reply-To gets an answer, when the seat's bot
     wants one of the moves the mail's words make."""
 
-    def __init__(self, stack: Stack, gid: str, dovecot: Dovecot, inbound: int) -> None:
+    def __init__(self, stack: e2e.Stack, gid: str, dovecot: Dovecot, inbound: int) -> None:
         self.stack = stack
         self.gid = gid
         self.dovecot = dovecot
@@ -340,7 +316,7 @@ class ByReply:
             in_reply_to=answered,
         )
         if seat.writer.transport == "smtp":
-            with smtplib.SMTP("127.0.0.1", self.inbound, timeout=HTTP_TIMEOUT) as smtp:
+            with smtplib.SMTP("127.0.0.1", self.inbound, timeout=e2e.HTTP_TIMEOUT) as smtp:
                 smtp.sendmail(seat.email, [parseaddr(address)[1]], raw)
         else:
             self.dovecot.append(raw)
@@ -354,13 +330,7 @@ class ByReply:
         waiting = {r.message_id: r for r in self.replies() if not r.outcome}
         if not waiting:
             return
-        with pg(self.stack) as conn:
-            rows = conn.execute(
-                "SELECT body->>'in_reply_to', body->>'answer' FROM notifications"
-                " WHERE game_id = %s AND kind = 'reply_answer'",
-                (self.gid,),
-            ).fetchall()
-        for in_reply_to, said in rows:
+        for in_reply_to, said in e2e.rows(self.stack, ANSWERS_SQL, self.gid):
             if in_reply_to in waiting:
                 waiting[in_reply_to].outcome = said
 
@@ -386,7 +356,7 @@ def _deals_by_boss(events: list[Any]) -> dict[str, str]:
 
 @dataclass
 class Replying:
-    stack: Stack
+    stack: e2e.Stack
     dovecot: Dovecot
     inbound: int  # the port of our inbound SMTP receiver
 
@@ -406,7 +376,7 @@ def replying(tmp_path: Path) -> Iterator[Replying]:
         "IMAP_POLL_SECONDS": "5",
     }
     try:
-        with running_stack(
+        with e2e.running_stack(
             tmp_path, redis_db=REDIS_DB, secret=SECRET, settings=settings, procfile=("mail", "imap")
         ) as stack:
             yield Replying(stack, dovecot, inbound)
@@ -414,17 +384,17 @@ def replying(tmp_path: Path) -> Iterator[Replying]:
         dovecot.stop()
 
 
-def _speak(play: Play, gid: str, seat: int, language: str) -> None:
+def _speak(play: e2e.Play, gid: str, seat: int, language: str) -> None:
     """Seat ``seat`` chooses its language on its settings page (signed in by its invitation)."""
     http = requests.Session()
     mails = play.stack.mailbox.to(EMAILS[seat])
     invitation = next(m for m in mails if "invited" in m.subject)
     link = next(x for x in invitation.links if urlsplit(x).path.startswith(f"/g/{gid}/s/"))
-    assert http.get(link, timeout=HTTP_TIMEOUT).status_code == 200
-    page = http.get(f"{play.stack.base}/g/{gid}/settings", timeout=HTTP_TIMEOUT)
+    assert http.get(link, timeout=e2e.HTTP_TIMEOUT).status_code == 200
+    page = http.get(f"{play.stack.base}/g/{gid}/settings", timeout=e2e.HTTP_TIMEOUT)
     form = next(f for f in page_forms(page.text) if "language" in f.inputs)
     data = {**form.hidden, "notify": "every", "timezone": "UTC", "language": language}
-    saved = http.post(urljoin(page.url, form.action), data=data, timeout=HTTP_TIMEOUT)
+    saved = http.post(urljoin(page.url, form.action), data=data, timeout=e2e.HTTP_TIMEOUT)
     assert saved.status_code == 200, saved.text[:500]
 
 
@@ -434,8 +404,8 @@ def _speak(play: Play, gid: str, seat: int, language: str) -> None:
 def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> None:
     stack = replying.stack
     started = time.monotonic()
-    gid = create_game(stack, TABLE)
-    play = Play(stack, gid, TABLE)
+    gid = e2e.create_game(stack, TABLE)
+    play = e2e.Play(stack, gid, TABLE)
     wait_for(lambda: all(stack.mailbox.to(e) for e in EMAILS), 30, what="the five invitations")
     for index in MAIL_SEATS:
         if WRITERS[index].language != "en":
@@ -447,34 +417,26 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
         moved = play.step(MAIL_SEATS)
         return mail.round() > 0 or moved
 
-    played = play_to_the_end(play, one_round, started, PLAY_LIMIT, STUCK)
+    played = e2e.play_to_the_end(play, one_round, started, PLAY_LIMIT, STUCK)
 
     # -- every reply answered, every mail sent ----------------------------------------------
     def answered() -> bool:
         mail.outcomes()
-        return all(r.outcome for r in mail.replies()) and all_mailed(stack)
+        return all(r.outcome for r in mail.replies()) and e2e.all_mailed(stack)
 
     wait_for(answered, 60, what="the answers to every reply")
 
     # -- the game is over, and its scores are the replay's ----------------------------------
-    events, final = final_replayed(stack, gid)
+    events, final = e2e.final_replayed(stack, gid)
 
     # -- the mail seats' moves are stored as made by mail, the web seats' not; every command
     #    of a mail seat is one of its replies
     keys = {
         "mail:" + hashlib.sha256(r.message_id.encode()).hexdigest()[:40]: r for r in mail.replies()
     }
-    with pg(stack) as conn:
-        commands = conn.execute(
-            "SELECT seat, idempotency_key, first_seq, last_seq FROM commands"
-            " WHERE game_id = %s AND seat IS NOT NULL",
-            (gid,),
-        ).fetchall()
-        answers = conn.execute(
-            "SELECT body->>'in_reply_to' FROM notifications"
-            " WHERE game_id = %s AND kind = 'reply_answer'",
-            (gid,),
-        ).fetchall()
+    sql = "SELECT seat, idempotency_key, first_seq, last_seq FROM commands WHERE game_id = %s"
+    commands = e2e.rows(stack, sql + " AND seat IS NOT NULL", gid)
+    answers = [in_reply_to for in_reply_to, _said in e2e.rows(stack, ANSWERS_SQL, gid)]
     by_mail: Counter = Counter()
     for seat, key, first, last in commands:
         own = [e for e in events[first - 1 : last] if e.by == seat and not e.data.get("order")]
@@ -490,7 +452,7 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
 
     # -- every reply answered once, in its thread; each accepted one made its move ----------
     replies = mail.replies()
-    assert Counter(a for (a,) in answers) == Counter(r.message_id for r in replies)
+    assert Counter(answers) == Counter(r.message_id for r in replies)
     outcomes = Counter(r.outcome for r in replies)
     assert not outcomes["unclear"], outcomes  # every reply's word was read
     done = [r for r in replies if r.outcome == "done"]
@@ -505,7 +467,7 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
         assert confirmation.subject.startswith("Re: ")
     for index in MAIL_SEATS:  # every client style made a move
         styles = {r.style for r in done if r.seat == index}
-        assert styles == {name for name, _s, _l in WRITERS[index].styles}, (index, styles)
+        assert styles == set(WRITERS[index].styles), (index, styles)
     assert any(r.seat == 4 for r in done), "no move came by IMAP"
     # the poller marks a mail seen once it applied it
     wait_for(lambda: replying.dovecot.unseen() == 0, 30, what="the poller to read every mail")
@@ -514,7 +476,7 @@ def test_five_seats_play_a_whole_game_three_by_replying(replying: Replying) -> N
     print(
         json.dumps(
             {
-                **summary(events, played, started),
+                **e2e.summary(events, played, started),
                 "moves by web": {NAMES[s.index]: sum(s.moves.values()) for s in play.seats[:2]},
                 "moves by mail": {NAMES[s]: n for s, n in sorted(by_mail.items())},
                 "replies": dict(outcomes),
