@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
+from email.header import Header
 from email.utils import format_datetime, make_msgid
 
 ORIGINAL = (
@@ -32,14 +33,16 @@ def raw_mail(
     headers: dict[str, str] | None = None,
     message_id: str | None = None,
     in_reply_to: str | None = None,
+    subject: str = "Re: [I'm the Boss!] Friday: a card waits for your answer",
 ) -> bytes:
     """One single-part mail to ``to`` from ``sender``, its body encoded in ``charset`` (a codec
-    name; the label written is ``charset`` too) with ``encoding`` (``base64``, ``8bit``)."""
+    name; the label written is ``charset`` too) with ``encoding`` (``base64``, ``8bit``);
+    ``subject`` is encoded as RFC 2047 says when it is not ASCII."""
     params = "; format=flowed; delsp=yes" if flowed else ""
     lines = [
         f"From: {sender}",
         f"To: {to}",
-        "Subject: Re: [I'm the Boss!] Friday: a card waits for your answer",
+        f"Subject: {_header(subject)}",
         f"Date: {format_datetime(datetime(2026, 12, 1, 15, 0, tzinfo=UTC))}",
         f"Message-ID: {message_id or make_msgid(domain='client.example.org')}",
         "MIME-Version: 1.0",
@@ -54,6 +57,11 @@ def raw_mail(
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + payload
 
 
+def _header(text: str) -> str:
+    """``text`` as a header value: as it is when ASCII, else RFC 2047 encoded words."""
+    return text if text.isascii() else Header(text, "utf-8").encode(linesep="\r\n")
+
+
 def multipart_mail(plain: str, html: str, **kw) -> bytes:
     """A multipart/alternative reply (plain and HTML, UTF-8), as most clients send."""
     head = raw_mail("", **kw).split(b"\r\n\r\n")[0].decode()
@@ -66,6 +74,7 @@ def multipart_mail(plain: str, html: str, **kw) -> bytes:
     parts = []
     for subtype, text in (("plain", plain), ("html", html)):
         data = base64.encodebytes(text.replace("\n", "\r\n").encode()).decode()
+        data = data.replace("\n", "\r\n")  # CRLF lines, as SMTP carries them
         parts.append(
             f"--{boundary}\r\nContent-Type: text/{subtype}; charset=utf-8\r\n"
             f"Content-Transfer-Encoding: base64\r\n\r\n{data}"
