@@ -95,10 +95,12 @@ def records(
     *,
     newest: int | None = None,
     types: Sequence[str] = (),
+    without: Sequence[str] = (),
     seqs: Sequence[int] | None = None,
 ) -> list[Record]:
     """The game's events with ``after < seq <= upto`` in order (``newest``: only the last so
-    many; ``types``: only those types; ``seqs``: only those sequence numbers)."""
+    many; ``types``: only those types; ``without``: not those; ``seqs``: only those sequence
+    numbers)."""
     query = select(
         EventRecord.seq,
         EventRecord.created_at,
@@ -110,6 +112,8 @@ def records(
         query = query.where(EventRecord.seq <= upto)
     if types:
         query = query.where(EventRecord.type.in_(types))
+    if without:
+        query = query.where(EventRecord.type.not_in(without))
     if seqs is not None:
         query = query.where(EventRecord.seq.in_(seqs))
     if newest is not None:

@@ -1,23 +1,22 @@
 """The story page, ``/g/<gid>/story``: the history grouped as a story (``imtheboss.web.threads``):
 the start, each negotiation as threads per provider and letter with its cards, windows,
-lineup, returned family cards and payouts, the end roll, and the end. ``STORY_PAGE`` chapters
-a page (a negotiation, or the turns between two), as the history pages: page 1 holds the newest,
-each page reads oldest first, older and newer are plain links (no script). Reads the whole
-event log once; shows only what the viewing seat could see (A8).
+lineup, returned family cards and payouts, the end roll, and the end. ``story_read.STORY_PAGE``
+chapters a page (a negotiation, or the turns between two), as the history pages: page 1 holds
+the newest, each page reads oldest first, older and newer are plain links (no script). A page
+reads only its own chapters' events, with the last ``story_read.CHAT_SHOWN`` chat messages of
+each; shows only what the viewing seat could see (A8).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
-from imtheboss.web import negotiations, pages, story, threads, timeline
+from imtheboss.web import negotiations, pages, story, story_read, threads, timeline
 from imtheboss.web.service import load_state, require_confirmed
 
 bp = Blueprint("story", __name__)
-STORY_PAGE = 8  # chapters a page: a negotiation, or the turns between two
 
 OUTCOMES = {
     "open": lazy_gettext("still open"),
@@ -45,8 +44,7 @@ def story_page(gid: str) -> str:
     require_confirmed(game)
     state = load_state(game)
     ctx = pages.frame(game, seat, admin, state)
-    told = threads.story(negotiations.records(gid), seat)
-    chapters, page, last = page_of(told.chapters, request.args.get("page", "1"))
+    read = story_read.read_page(gid, game.last_seq, seat, request.args.get("page", "1"))
     players, tz = ctx["players"], ctx["tz"]
     names = negotiations.names_by_seq(gid, players)
 
@@ -54,10 +52,11 @@ def story_page(gid: str) -> str:
         return story.render(line.msg, names.at(line.seq), tz)
 
     ctx.update(
-        told=told,
-        chapters=chapters,
-        page=page,
-        pages=last,
+        told=read.told,
+        chapters=read.told.chapters,
+        page=read.page,
+        pages=read.pages,
+        left_out=read.left_out,
         say=say,
         named=lambda line: names.at(line.seq),  # the headings' names as they were then (A13)
         words=story.card_words,
@@ -66,19 +65,6 @@ def story_page(gid: str) -> str:
         fail_reasons=timeline.FAIL_REASONS,
     )
     return render_template("story.html", **ctx)
-
-
-def page_of(chapters: list[threads.Chapter], asked: str) -> tuple[list[threads.Chapter], int, int]:
-    """Page ``asked`` of ``chapters`` (oldest first), ``STORY_PAGE`` a page counted from the
-    newest: ``(its chapters oldest first, the page, the number of pages)``; a page out of range
-    or not a number is the nearest one (1 for text)."""
-    pages = max(1, math.ceil(len(chapters) / STORY_PAGE))
-    try:
-        page = min(max(1, int(asked)), pages)
-    except ValueError:
-        page = 1
-    end = len(chapters) - (page - 1) * STORY_PAGE
-    return chapters[max(0, end - STORY_PAGE) : end], page, pages
 
 
 def _filled(f: threads.Filled, players: list[str]) -> str:

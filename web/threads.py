@@ -145,9 +145,10 @@ TERMS = frozenset({"terms_set", "terms_removed", "agreement_made"})
 WINDOW_ENDS = frozenset({"card_stopped", "card_took_effect", "timed_out"})
 
 
-def story(records: Iterable[Record], seat: int | None) -> Story:
+def story(records: Iterable[Record], seat: int | None, first_number: int = 1) -> Story:
     """The events ``records`` (``(seq, at, event)`` in order) grouped for ``seat`` (``None``:
-    a spectator). Only what ``redact_event(event, seat)`` shows is read."""
+    a spectator). Only what ``redact_event(event, seat)`` shows is read. ``first_number``: the
+    number of the first negotiation among them (a part of the log starting later)."""
     out = Story()
     deal: Negotiation | None = None
     windows: dict[str, Window] = {}
@@ -162,7 +163,7 @@ def story(records: Iterable[Record], seat: int | None) -> Story:
         elif t == "game_ended":
             out.end = _end(line, d)
         elif t == "deal_opened":
-            deal = Negotiation(len(_deals(out)) + 1, d["space"], d["boss"], line)
+            deal = Negotiation(len(_deals(out)) + first_number, d["space"], d["boss"], line)
             windows = {}
             out.chapters.append(Chapter(negotiation=deal))
         elif t == "die_rolled" and d["purpose"] == "end" and _deals(out):

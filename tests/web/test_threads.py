@@ -16,9 +16,8 @@ from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import Event
 from imtheboss.engine.simulate import START, simulate
-from imtheboss.web import threads
-from imtheboss.web.service import create_game, get_game, load_state
-from imtheboss.web.story_page import STORY_PAGE
+from imtheboss.web import negotiations, story_read, threads
+from imtheboss.web.service import create_game, get_game, load_state, submit
 
 GAMES = [simulate(5, 3, bots="mixed"), simulate(4, 5, idle_seats=frozenset({2})), simulate(3, 1)]
 RAW = re.compile(r"\b(investor|family|travel|recruit|boss|stop):|\bw\d+\b|\b[a-z]+_[a-z_]+\b")
@@ -162,12 +161,76 @@ def test_the_story_comes_a_page_at_a_time(app, clock) -> None:
     deals = [re.findall(r'id="deal-(\d+)"', p) for p in pages]
     numbers = [int(n) for found in deals for n in found]
     assert numbers == list(range(1, len(numbers) + 1))  # each negotiation once, in order
-    for p in pages:
-        assert len(re.findall(r'<section class="chapter (?:deal|turns)', p)) <= STORY_PAGE
+    chapters = [re.findall(r'<section class="chapter (?:deal|turns)', p) for p in pages]
+    assert all(len(found) <= story_read.STORY_PAGE for found in chapters)
     assert browser.get(f"/g/{gid}/story?page=999").text.count('id="start"') == 1  # the oldest
     assert 'id="end"' in browser.get(f"/g/{gid}/story?page=abc").text  # text: the newest
     newer = re.search(r'<a href="([^"]+)" rel="next">', oldest)
     assert newer and browser.get(newer.group(1).replace("&amp;", "&")).status_code == 200
+
+
+class DealOpen(Exception):
+    """A negotiation runs: the bots stop."""
+
+
+def _chapters(told: threads.Story) -> list[tuple[int | None, list[int]]]:
+    """Each chapter as its negotiation's number and the seqs of its lines."""
+    out = []
+    for ch in told.chapters:
+        part = threads.Story(chapters=[ch])
+        number = ch.negotiation.number if ch.negotiation else None
+        out.append((number, sorted(line.seq for line in _all_lines(part))))
+    return out
+
+
+@pytest.mark.parametrize("seat", [None, 1])
+def test_each_page_reads_only_its_chapters_and_tells_them_as_the_whole_story_does(
+    app, clock, seat
+) -> None:
+    """The pages, read chapter range by chapter range (``story_read``), hold the whole story's
+    chapters in order, each once and the same, numbered as in the whole story."""
+    created, _browser = _played(app, clock, "story-seed-3", 7)
+    gid = created.game_id
+    with app.app_context():
+        whole = threads.story(negotiations.records(gid), seat)
+        last = get_game(gid).last_seq
+        first = story_read.read_page(gid, last, seat, "1")
+        paged = []
+        for page in range(first.pages, 0, -1):
+            read = story_read.read_page(gid, last, seat, str(page))
+            assert read.left_out == {}  # no chapter of this game has more chat than shown
+            paged += _chapters(read.told)
+            assert (read.told.start is not None) == (page == first.pages)
+            assert (read.told.end is not None) == (page == 1)
+    assert first.pages >= 2
+    assert paged == _chapters(whole)
+
+
+def test_a_chapter_shows_its_last_chat_and_says_how_much_is_left_out(app, clock) -> None:
+    """A negotiation of 25 messages: its last ``CHAT_SHOWN`` are on the page, the others
+    counted, with a link to the history."""
+    with app.app_context():
+        created = create_game("told", PLAYERS, {}, seed="story-seed-4")
+        gid = created.game_id
+        state = load_state(get_game(gid))
+    bots = [SensibleBot() for _ in PLAYERS]
+
+    def stop_at_a_deal(now) -> None:
+        if now.deal is not None:
+            raise DealOpen
+
+    with pytest.raises(DealOpen):
+        play_to_end(app, clock, gid, state, bots, random.Random(3), stop_at_a_deal)
+    with app.app_context():
+        for n in range(25):
+            submit(gid, n % len(PLAYERS), {"do": "chat", "text": f"note {n}"}, f"note-{n}")
+    browser = signed_in(app, gid, created.seat_tokens[0])[0]
+    text = browser.get(f"/g/{gid}/story").text
+    shown = [int(n) for n in re.findall(r"note (\d+)", text)]
+    assert shown == list(range(25 - story_read.CHAT_SHOWN, 25))
+    left = 25 - story_read.CHAT_SHOWN
+    assert f"{left} earlier messages are not shown here" in text
+    assert f'href="/g/{gid}/history"' in text
 
 
 def test_the_story_needs_a_seat_or_the_organiser(app, client) -> None:
