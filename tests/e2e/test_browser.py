@@ -321,7 +321,7 @@ def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Br
     latest = taipei.live.locator("section.recent li .meta").first
     expect(latest).to_have_text(re.compile(r" 09:00 UTC$"))  # the game started at 09:00 UTC
     offer.get_by_role("button", name="Show times in my zone").click()
-    expect(taipei.page.locator(".notice")).to_contain_text("Times are now shown in Asia/Taipei.")
+    expect(taipei.page.locator(".notice")).to_contain_text("Times are now shown in UTC+8, Taipei.")
     expect(taipei.page.locator("#zone-guess")).to_be_hidden()
     expect(latest).to_have_text(re.compile(r" 17:00 UTC\+8$"))
 
