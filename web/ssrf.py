@@ -3,13 +3,13 @@ the server at itself or its network (SSRF).
 
 ``check_url(url)`` takes ``https`` only, resolves the name and refuses it unless every address
 it resolves to is public (not private, loopback, link-local, multicast, reserved, unspecified,
-shared or otherwise not global; an IPv4 address inside an IPv6 one, IPv4-mapped, 6to4, Teredo
-or NAT64, is checked as IPv4). ``post(url, body, headers)`` checks the URL again, then connects
-to one of the checked addresses itself (never resolving the name a second time, so a DNS
-answer that changes between the check and the connection cannot move it), sends the name as
-SNI and ``Host``, verifies the certificate for the name, and never follows a redirect (a 3xx is
-an answer like any other). ``WEBHOOK_ALLOW_LOOPBACK`` lets loopback addresses through, for
-tests only.
+shared, site-local, documentation or otherwise not global; an IPv4 address inside an IPv6 one,
+IPv4-mapped, 6to4, Teredo or NAT64, is checked as IPv4). ``post(url, body, headers)`` checks the
+URL again, then connects to one of the checked addresses itself (never resolving the name a
+second time, so a DNS answer that changes between the check and the connection cannot move it),
+sends the name as SNI and ``Host``, verifies the certificate for the name, and never follows a
+redirect (a 3xx is an answer like any other). ``WEBHOOK_ALLOW_LOOPBACK`` lets loopback addresses
+through, for tests only.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ from urllib3.exceptions import (
 MAX_URL = 2000
 MAX_REPLY = 64 * 1024  # bytes of an answer read, at most
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Not public, though Python 3.11's ``is_global`` takes them: deprecated site-local (RFC 3879),
+# documentation (RFC 9637).
+NOT_GLOBAL = tuple(ipaddress.ip_network(n) for n in ("fec0::/10", "3fff::/20"))
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -109,6 +112,7 @@ def is_public(ip: IP, allow_loopback: bool = False) -> bool:
         or ip.is_multicast
         or ip.is_reserved
         or ip.is_unspecified
+        or any(ip in network for network in NOT_GLOBAL if network.version == ip.version)
     )
     return not bad and ip.is_global
 

@@ -87,6 +87,8 @@ def test_a_subscription_is_refused_unless_it_is_sound_and_the_seats_own(app) -> 
     bad = [
         {**good, "endpoint": "http://localhost/push"},  # not https
         {**good, "endpoint": "https://10.0.0.8/push"},  # a private network
+        {**good, "endpoint": "https://[fec0::1]/push"},  # site-local
+        {**good, "endpoint": "https://[3fff::1]/push"},  # documentation
         {**good, "keys": {"p256dh": "AAAA", "auth": good["keys"]["auth"]}},  # not a P-256 key
         {**good, "keys": {"p256dh": good["keys"]["p256dh"], "auth": "c2hvcnQ"}},  # 5 bytes
         {"endpoint": ENDPOINT},

@@ -135,6 +135,16 @@ def test_the_admin_page_links_to_the_webhooks(app) -> None:
         "::ffff:127.0.0.1",
         "2002:a00:1::",  # 6to4 of 10.0.0.1
         "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+        "fec0::1",  # deprecated site-local
+        "feff::1",
+        "3fff::1",  # documentation (RFC 9637)
+        "3fff:fff::1",
+        "2001:db8::1",
+        "5f00::1",  # SRv6 SIDs
+        "::127.0.0.1",  # IPv4-compatible loopback
+        "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo of 10.0.0.1
+        "198.18.0.1",  # benchmarking
+        "2001:2::1",
     ],
 )
 def test_the_guard_refuses_every_address_that_is_not_public(address: str) -> None:
@@ -147,6 +157,8 @@ def test_the_guard_refuses_every_address_that_is_not_public(address: str) -> Non
 def test_the_guard_takes_public_addresses_and_loopback_only_when_allowed() -> None:
     assert ssrf.check_url("https://1.1.1.1/x?y=1").addresses == ("1.1.1.1",)
     assert ssrf.check_url("https://[2606:4700::1111]:8443/").host_header == "[2606:4700::1111]:8443"
+    past_documentation = ssrf.check_url("https://[3fff:1000::1]/")  # just past 3fff::/20
+    assert past_documentation.addresses == ("3fff:1000::1",)
     with pytest.raises(ssrf.Refused):
         ssrf.check_url("https://localhost/")
     target = ssrf.check_url("https://localhost:9/p", allow_loopback=True)
