@@ -8,7 +8,8 @@ Routes (blueprint ``signin``):
   answers the same page: whether the address has games is decided by the worker, which mails
   only an address with a seat. The web does the same work either way, so neither the answer
   nor its time says it. Limits: ``RATELIMIT_SIGN_IN`` per client address and
-  ``RATELIMIT_SIGN_IN_ADDRESS`` per address asked for (``imtheboss.web.limits``).
+  ``RATELIMIT_SIGN_IN_ADDRESS`` per address asked for, counted on the player (``players.key``:
+  ``EVE@…`` and ``eve@…`` are one) (``imtheboss.web.limits``).
 - ``GET /sign-in/<signed>``: the mailed link. It checks the signature and keeps the link in the
   session, then sends the browser to ``/sign-in/confirm`` (so the secret leaves the URL, as a
   seat link does). It changes nothing in the database: mail scanners fetch links (``GET``,
@@ -115,7 +116,7 @@ def sign_in_form() -> str | tuple[str, int]:
         email = normal_email(form.email.data or "")
     except ValueError as exc:
         return render_template("signin.html", form=form, sent=False, problem=str(exc)), 400
-    with spending("sign_in", client_address()), spending("sign_in_address", email):
+    with spending("sign_in", client_address()), spending("sign_in_address", players.key(email)):
         row = SignInLink(
             id=secrets.token_urlsafe(18),
             email=email,

@@ -47,3 +47,12 @@ def test_links_per_address_and_per_client(app):
     assert ask_link(other, "cy@example.org").status_code == 200
     assert ask_link(other, "amy@example.org").status_code == 429  # the address's own limit
     assert _links(app) == 5
+
+
+def test_the_address_limit_counts_the_player_whatever_the_case(app):
+    first, second = client_at(app, "192.0.2.1"), client_at(app, "192.0.2.2")
+    assert ask_link(first, "eve@example.org").status_code == 200
+    assert ask_link(first, "eve@example.org").status_code == 200
+    for spelling in ("EVE@example.org", "Eve@Example.org"):
+        assert ask_link(second, spelling).status_code == 429, spelling
+    assert _links(app) == 2
