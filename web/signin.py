@@ -17,8 +17,9 @@ Routes (blueprint ``signin``):
 - ``GET /sign-in/confirm`` shows the address and a button; only its ``POST`` (CSRF) signs in:
   the link's row is used up (``used_at``), bound to this browser; a second ``POST`` from the
   same browser within ``SIGN_IN_GRACE_SECONDS`` (a double click) signs in again, anything else
-  is refused. Links last ``SIGN_IN_LINK_SECONDS`` and name their address: the signature covers
-  it and the row must agree.
+  is refused. A link used up or expired gets, on ``GET`` as on ``POST``, the form to ask for a
+  new one, the address filled in, saying which (403). Links last ``SIGN_IN_LINK_SECONDS`` and
+  name their address: the signature covers it and the row must agree.
 - ``POST /sign-out``: signs the address out of every session (``players.sign_out``: a copy of
   the cookie too); seats opened through ``/me`` end with it, a seat link's session stays.
 
@@ -87,8 +88,8 @@ def _bad_link() -> ServiceError:
     )
 
 
-def _link_row(signed: str, now: datetime, *, lock: bool = False) -> SignInLink:
-    """The row ``signed`` names, if the link is genuine and young enough. Raises
+def _found_row(signed: str, *, lock: bool = False) -> SignInLink:
+    """The row ``signed`` names, if the link is genuine (whatever its age or use). Raises
     ``ServiceError`` 403 (``bad_link``) otherwise."""
     try:
         data = _serializer().loads(signed, max_age=SIGNATURE_MAX_AGE)
@@ -98,10 +99,34 @@ def _link_row(signed: str, now: datetime, *, lock: bool = False) -> SignInLink:
         raise _bad_link()
     query = select(SignInLink).where(SignInLink.id == data["i"][:32])
     row = db.session.execute(query.with_for_update() if lock else query).scalar_one_or_none()
-    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
-    if row is None or row.email != data.get("e") or now - row.created_at > lifetime:
+    if row is None or row.email != data.get("e"):
         raise _bad_link()
     return row
+
+
+def _spent(row: SignInLink, now: datetime, browser: str) -> str | None:
+    """Why ``row`` no longer signs this ``browser`` in: ``"expired"`` (older than
+    ``SIGN_IN_LINK_SECONDS``), ``"used"`` (used by another browser, or by this one longer than
+    ``SIGN_IN_GRACE_SECONDS`` ago), or ``None`` (it still does)."""
+    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
+    if now - row.created_at > lifetime:
+        return "expired"
+    grace = timedelta(seconds=float(current_app.config["SIGN_IN_GRACE_SECONDS"]))
+    if row.used_at is not None and (row.used_by != browser or now - row.used_at > grace):
+        return "used"
+    return None
+
+
+def _spent_page(reason: str, email: str) -> tuple[str, int]:
+    """The sign-in form, filled in with ``email``, saying the link was used or expired
+    (403)."""
+    problem = (
+        _("This sign-in link was already used: each link works once. Ask for a new one here.")
+        if reason == "used"
+        else _("This sign-in link has expired. Ask for a new one here.")
+    )
+    form = SignInForm(formdata=None, email=email)
+    return render_template("signin.html", form=form, sent=False, problem=problem), 403
 
 
 @bp.route("/sign-in", methods=["GET", "POST"])
@@ -143,11 +168,15 @@ def _queue(row_id: str) -> None:
 
 
 @bp.get("/sign-in/<signed>")
-def mailed_link(signed: str) -> Response:
+def mailed_link(signed: str) -> Response | tuple[str, int]:
     """The link of the mail: kept in the session, then on to the page with the button (no
-    change in the database). Raises ``ServiceError`` 403 for a bad or old link."""
-    _link_row(signed, now_utc())
+    change in the database); an expired link: the form to ask for a new one (403). Raises
+    ``ServiceError`` 403 for a link that is not genuine."""
+    row = _found_row(signed)
     db.session.rollback()
+    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
+    if now_utc() - row.created_at > lifetime:
+        return _spent_page("expired", row.email)
     session["sign_in_link"] = signed
     return redirect(url_for("signin.confirm"), 303)
 
@@ -162,24 +191,24 @@ def _browser() -> str:
 
 
 @bp.route("/sign-in/confirm", methods=["GET", "POST"])
-def confirm() -> str | Response:
-    """``GET``: the address and the button; ``POST`` (CSRF): sign in, then ``/me``. Raises
-    ``ServiceError`` 403 for a link that is bad, old, or used by another browser."""
+def confirm() -> str | Response | tuple[str, int]:
+    """``GET``: the address and the button; ``POST`` (CSRF): sign in, then ``/me``. A link
+    used up (see ``_spent``) or expired: the form to ask for a new one (403), for both. Raises
+    ``ServiceError`` 403 for a link that is not genuine."""
     signed = session.get("sign_in_link")
     if not isinstance(signed, str):
         raise _bad_link()
-    now = now_utc()
+    now, browser = now_utc(), _browser()
+    row = _found_row(signed, lock=request.method == "POST")
+    reason = _spent(row, now, browser)
+    if reason is not None:
+        email = row.email
+        db.session.rollback()
+        return _spent_page(reason, email)
     if request.method != "POST":  # GET and HEAD: a page, nothing used
-        row = _link_row(signed, now)
         return render_template("signin_confirm.html", email=row.email)
-    row = _link_row(signed, now, lock=True)
-    browser = _browser()
-    grace = timedelta(seconds=float(current_app.config["SIGN_IN_GRACE_SECONDS"]))
     if row.used_at is None:
         row.used_at, row.used_by = now, browser
-    elif row.used_by != browser or now - row.used_at > grace:
-        db.session.rollback()
-        raise _bad_link()
     email = row.email
     db.session.commit()
     players.sign_in(email)

@@ -80,9 +80,17 @@ def test_single_use_with_a_grace_for_a_double_click_from_the_same_browser(app, c
     token = csrf_of(client.get("/sign-in").text)
     assert client.post("/sign-in/confirm", data={"csrf_token": token}).status_code == 303
     other = app.test_client()  # another browser with the same link, within the grace
-    assert press(other, link).status_code == 403
+    assert other.get(link).status_code == 303
+    page = other.get("/sign-in/confirm")  # says so at once, and offers a new link
+    assert page.status_code == 403 and "already used" in page.text
+    assert 'action="/sign-in"' in page.text and f'value="{PLAYER}"' in page.text
+    assert "Sign in as" not in page.text
+    refused = other.post("/sign-in/confirm", data={"csrf_token": csrf_of(page.text)})
+    assert refused.status_code == 403 and "already used" in refused.text
     assert other.get("/me").status_code == 303
     clock.advance(seconds=2)  # past the grace: the first browser too is refused
+    again = client.get("/sign-in/confirm")
+    assert again.status_code == 403 and "already used" in again.text
     assert client.post("/sign-in/confirm", data={"csrf_token": token}).status_code == 403
 
 
@@ -97,8 +105,14 @@ def test_links_expire_and_are_bound_to_their_address(app, client, clock):
     assert app.test_client().get(f"/sign-in/{signed}x").status_code == 403
     other_key = URLSafeTimedSerializer("another key", salt="sign-in").dumps(data)
     assert app.test_client().get(f"/sign-in/{other_key}").status_code == 403
+    opened = app.test_client()
+    assert opened.get(link).status_code == 303  # kept, not pressed
     clock.advance(seconds=app.config["SIGN_IN_LINK_SECONDS"] + 1)
-    assert client.get(link).status_code == 403
+    late = client.get(link)
+    assert late.status_code == 403 and "has expired" in late.text
+    assert f'value="{PLAYER}"' in late.text and "Mail me a sign-in link" in late.text
+    page = opened.get("/sign-in/confirm")
+    assert page.status_code == 403 and "has expired" in page.text and "Sign in as" not in page.text
     assert app.test_client().post("/sign-in/confirm").status_code in (400, 403)
     assert [u for _e, _s, u, _b in _rows(app)] == [None]
 
