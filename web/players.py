@@ -101,14 +101,17 @@ def sign_in(email: str) -> None:
 
 def sign_out() -> None:
     """Forget the signed-in address, here and in every other session of it (copies of this
-    cookie too): the row's generation is counted up, and committed. Seat sessions of the
-    seats' own links stay; those opened through the address end with it (``auth``)."""
+    cookie too): the row's generation is counted up and its API token revoked (``None``), and
+    committed. Seat sessions of the seats' own links stay; those opened through the address end
+    with it (``auth``)."""
     email = signed_in()
     session.pop("player", None)
     g.pop(SIGNED_IN, None)
     if email is not None:
         db.session.execute(
-            update(Player).where(Player.email == email).values(sign_ins=Player.sign_ins + 1)
+            update(Player)
+            .where(Player.email == email)
+            .values(sign_ins=Player.sign_ins + 1, api_token_hash=None)
         )
         db.session.commit()
 

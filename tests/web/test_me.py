@@ -88,6 +88,11 @@ def test_the_api_takes_the_address_token_and_refuses_a_wrong_one(app):
     assert again.status_code == 200
     old = api.get("/api/me", headers={"Authorization": f"Bearer {token}"})
     assert old.status_code == 403  # the new token replaced it
+    newest = re.search(r'<code class="token">([^<]+)</code>', again.text).group(1)
+    assert api.get("/api/me", headers={"Authorization": f"Bearer {newest}"}).status_code == 200
+    client.post("/sign-out", data={"csrf_token": csrf_of(client.get("/me").text)})
+    revoked = api.get("/api/me", headers={"Authorization": f"Bearer {newest}"})
+    assert revoked.status_code == 403  # signing out revokes the API token too
 
 
 def test_a_finished_game_shows_its_result(app, clock):
