@@ -32,6 +32,9 @@ from imtheboss.web.service import (
     _after_commit,
     get_game,
     hash_token,
+    invisible,
+    invisible_in_name,
+    name_key,
     new_token,
     normal_email,
     now_utc,
@@ -150,6 +153,8 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     name = checked_text(
         name, MAX_NAME, _("A name is 1 to %(num)d characters, on one line.", num=MAX_NAME)
     )
+    if invisible(name):
+        raise ServiceError(400, "bad_text", invisible_in_name())
     key = checked_key(key)
     try:
         email = normal_email(email or "")
@@ -166,7 +171,7 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     if _repeat_of(game_id, key, seat, name, email):
         return False
     others = [s for s in seats_of(game_id) if s.seat_index != seat_index]
-    if any(s.name == name for s in others):
+    if any(name_key(s.name) == name_key(name) for s in others):
         db.session.rollback()
         raise ServiceError(400, "bad_name", _("Another seat has that name."))
     if any(s.email.lower() == email.lower() for s in others):  # one player, one seat

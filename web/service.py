@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -79,6 +80,7 @@ MAX_KEY = 100
 
 # Control characters, lone surrogates (text that cannot be encoded), line and bidi controls.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+MAX_TITLE = 120  # characters of a game's title
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,24}")  # secrets.token_urlsafe(9) makes 12 of these
 TOKEN = re.compile(r"[A-Za-z0-9_-]{10,100}")  # secret link tokens (``new_token``)
 
@@ -160,6 +162,46 @@ class CreatedGame:
     admin_token: str
 
 
+def name_key(name: str) -> str:
+    """What two seat names are compared by: NFKC, case folded, spaces trimmed and runs of them
+    made one (``"ＡＭＹ"``, ``"amy"`` and ``" Amy "`` are one name)."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def invisible(text: str) -> bool:
+    """Whether ``text`` holds a format character (Unicode category Cf: zero-width spaces and
+    joiners, direction marks and controls, the soft hyphen...)."""
+    return any(unicodedata.category(char) == "Cf" for char in text)
+
+
+def check_names(names: list[str]) -> None:
+    """Seat names people can tell apart: no invisible (format) character, and no two alike by
+    ``name_key``. Raises ``ServiceError`` 400 ``bad_settings``."""
+    for name in names:
+        if invisible(name):
+            raise ServiceError(400, "bad_settings", invisible_in_name())
+    seen: set[str] = set()
+    for name in names:
+        if name_key(name) in seen:
+            raise ServiceError(
+                400,
+                "bad_settings",
+                _(
+                    "two players have the same name (%(name)s): give each a name of their own",
+                    name=name,
+                ),
+            )
+        seen.add(name_key(name))
+
+
+def invisible_in_name() -> str:
+    """The message for a name with an invisible character (see ``invisible``)."""
+    return _(
+        "A name may not hold invisible characters (such as a zero-width space or a direction"
+        " mark): type it again."
+    )
+
+
 def create_game(
     title: str,
     players: list[tuple[str, str]],
@@ -205,6 +247,7 @@ def create_game(
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
         )
+    check_names(names)
     try:
         emails = [normal_email(e) for _n, e in players]
     except ValueError as exc:
@@ -220,7 +263,14 @@ def create_game(
             "bad_settings",
             _("the organiser's email address is needed: the game starts once you confirm it"),
         )
-    title = CONTROL.sub(" ", title or "").strip()[:120] or "I'm the Boss!"
+    title = CONTROL.sub(" ", title or "").strip()
+    if len(title) > MAX_TITLE:
+        raise ServiceError(
+            400,
+            "bad_settings",
+            _("the title is at most %(num)d characters: make it shorter", num=MAX_TITLE),
+        )
+    title = title or "I'm the Boss!"
     now = now_utc()
     chosen_seed = seed
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched

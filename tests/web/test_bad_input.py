@@ -353,6 +353,38 @@ CASES: dict[str, tuple[int, str, Case]] = {
         lambda w: _create(w, players=[{"name": "\udbff", "email": "a@x.org"}] + _p(3)[1:]),
     ),
     "create with NUL in the title": (400, "bad_input", lambda w: _create(w, title="t\x00")),
+    "create with an overlong title": (400, "bad_settings", lambda w: _create(w, title="T" * 121)),
+    "create with an overlong title after spaces": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, title=" " + "T" * 300),
+    ),
+    "create with names alike but for a zero-width space": (
+        400,
+        "bad_settings",
+        lambda w: _create(
+            w, players=[{"name": "Amy", "email": "a@example.org"}, *_named("Amy\u200b")]
+        ),
+    ),
+    "create with names alike but for the case": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, players=[{"name": "Amy", "email": "a@example.org"}, *_named("AMY")]),
+    ),
+    "create with names alike after NFKC": (
+        400,
+        "bad_settings",
+        lambda w: _create(
+            w, players=[{"name": "Amy", "email": "a@example.org"}, *_named("\uff21my ")]
+        ),
+    ),
+    "create with a bidi control in a name": (
+        400,
+        "bad_settings",
+        lambda w: _create(
+            w, players=[{"name": "\u2066Bo", "email": "a@example.org"}, *_named("Cy")]
+        ),
+    ),
     "create with a lone surrogate in the title": (
         400,
         "bad_input",
@@ -434,6 +466,11 @@ def _events(w: World, **query: str) -> Any:
 
 def _p(n: int) -> list[dict[str, str]]:
     return [{"name": f"P{i}", "email": f"p{i}@example.org"} for i in range(n)]
+
+
+def _named(name: str) -> list[dict[str, str]]:
+    """Two more players, the first named ``name``."""
+    return [{"name": name, "email": "n@example.org"}, {"name": "Zed", "email": "z@example.org"}]
 
 
 def _create(w: World, **fields: Any) -> Any:

@@ -269,6 +269,12 @@ def test_a_new_player_is_refused_without_a_name_or_address(app, game) -> None:
         ({"name": "Amy", "email": "zoe@example.org"}, 400),  # seat 0's name
         ({"name": "Zoe", "email": "AMY@example.org"}, 400),  # seat 0's address
         ({"name": "x" * 41, "email": "zoe@example.org"}, 400),
+        ({"name": "amy", "email": "zoe@example.org"}, 400),  # seat 0's name, in lower case
+        ({"name": "AMY", "email": "zoe@example.org"}, 400),
+        ({"name": "\uff21my", "email": "zoe@example.org"}, 400),  # a full-width A: NFKC
+        ({"name": "Amy\u200b", "email": "zoe@example.org"}, 400),  # a zero-width space
+        ({"name": "Zo\u200de", "email": "zoe@example.org"}, 400),  # a zero-width joiner
+        ({"name": "\u200fZoe", "email": "zoe@example.org"}, 400),  # a direction mark
     ):
         answer = admin.post(action, data={**fields, **bad})
         assert answer.status_code == status, (bad, answer.status_code)
