@@ -76,15 +76,16 @@ def _bad(code: str, message: str) -> ServiceError:
     return ServiceError(400, code, message)
 
 
-def _bearer_token() -> str:
-    """The token of ``Authorization: Bearer <token>``. Raises ``ServiceError`` 401."""
+def _bearer_token(whose: str = "your seat's secret token") -> str:
+    """The token of ``Authorization: Bearer <token>``. Raises ``ServiceError`` 401, its message
+    naming ``whose`` token to send."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ServiceError(
             401,
             "unauthorized",
-            "send your seat's secret token as the header 'Authorization: Bearer <token>'",
+            f"send {whose} as the header 'Authorization: Bearer <token>'",
         )
     return token
 

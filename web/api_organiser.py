@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import jsonify
+from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.organiser import MAX_MINUTES
 from imtheboss.web import organiser
@@ -23,6 +23,7 @@ from imtheboss.web.service import (
     get_game,
     is_admin_token,
     require_confirmed,
+    seats_of,
     set_status,
 )
 
@@ -31,7 +32,8 @@ def _organiser(game_id: str) -> None:
     """The request carries the game's admin token. Raises ``ServiceError`` 404 (no such game),
     401 (no token), 403 (another token: a seat's, or another game's), 409 (not confirmed)."""
     game = get_game(game_id)
-    if not is_admin_token(game_id, _bearer_token()):
+    token = _bearer_token("the game's admin token (the last part of the admin link)")
+    if not is_admin_token(game_id, token):
         raise ServiceError(
             403, "not_admin", "only the organiser's admin token can do this (a seat's cannot)"
         )
@@ -52,6 +54,29 @@ def _text(body: dict[str, Any], name: str) -> str:
     return value
 
 
+def _key(body: dict[str, Any]) -> str:
+    """The body's ``idempotency_key``, checked as the admin page's (``organiser.checked_key``).
+    Raises ``ServiceError`` 400 ``bad_key`` with the API's own message."""
+    key = _text(body, "idempotency_key")
+    try:
+        organiser.checked_key(key)
+    except ServiceError:
+        most = organiser.MAX_KEY_CHARS
+        raise _bad(
+            "bad_key", f"idempotency_key is 1 to {most} characters, with no control character"
+        ) from None
+    return key
+
+
+def _seat(game_id: str, body: dict[str, Any]) -> int:
+    """The body's ``seat``: 0 to 5, else 400 ``bad_request``; one the game has, else 404
+    ``no_seat``."""
+    seat = _whole(body, "seat", 0, 5)
+    if seat >= len(seats_of(game_id)):
+        raise ServiceError(404, "no_seat", "there is no such seat in this game")
+    return seat
+
+
 @bp.post("/games/<game_id>/organiser/extend")
 def organiser_extend(game_id: str) -> ResponseReturnValue:
     """More time (A13): ``{"minutes": 1..10080, "reason": text, "window": id}`` or ``{...,
@@ -66,10 +91,10 @@ def organiser_extend(game_id: str) -> ResponseReturnValue:
         raise _bad("bad_request", "name one window or one seat")
     target: dict[str, Any] = {}
     if "seat" in body:
-        target["seat"] = _whole(body, "seat", 0, 5)
+        target["seat"] = _seat(game_id, body)
     else:
         target["window"] = _text(body, "window")
-    key = _text(body, "idempotency_key")
+    key = _key(body)
     try:
         result = organiser.extend(game_id, key, minutes, _text(body, "reason"), **target)
     except ServiceError as exc:
@@ -94,9 +119,9 @@ def organiser_replace(game_id: str) -> ResponseReturnValue:
     _organiser(game_id)
     body = _json_body()
     _only(body, {"seat", "name", "email", "idempotency_key"})
-    seat = _whole(body, "seat", 0, 5)
+    seat = _seat(game_id, body)
     name, email = _text(body, "name"), _text(body, "email")
-    key = _text(body, "idempotency_key")
+    key = _key(body)
     with spending("invitations", client_address()):
         made = organiser.replace_player(game_id, seat, name, email, key)
     answer = {"seat": seat, "name": name.strip(), "duplicate": not made}
@@ -118,7 +143,11 @@ def organiser_resume(game_id: str) -> ResponseReturnValue:
 
 
 def _set(game_id: str, status: str) -> ResponseReturnValue:
+    """Pause or resume; the body is empty or ``{}`` (anything else: 400 ``bad_json`` or
+    ``bad_request``)."""
     _organiser(game_id)
+    if request.get_data(cache=True):
+        _only(_json_body(), set())
     set_status(game_id, status)
     game = get_game(game_id)
     return jsonify({"status": game.status, "last_seq": game.last_seq})

@@ -86,7 +86,24 @@ def test_the_api_takes_the_organisers_acts_with_the_admin_token(app, world) -> N
     unchanged = stored(app)
     turn = {"minutes": 90, "reason": "Bill is on a train", "seat": w.boss, "idempotency_key": "a"}
     # only the admin token: none, a seat's, another game's
-    assert _api(app, gid, None, "pause").status_code == 401
+    anonymous = _api(app, gid, None, "pause")
+    assert (
+        anonymous.status_code == 401 and "admin token" in anonymous.get_json()["error"]["message"]
+    )
+    for body in ({"x": 1}, [], "pause", 1):  # pause and resume take no field
+        for act in ("pause", "resume"):
+            answer = app.test_client().post(
+                f"/api/games/{gid}/organiser/{act}",
+                json=body,
+                headers={"Authorization": f"Bearer {admin}"},
+            )
+            assert answer.status_code == 400, (act, body, answer.get_json())
+    not_json = app.test_client().post(
+        f"/api/games/{gid}/organiser/pause",
+        data="x",
+        headers={"Authorization": f"Bearer {admin}"},
+    )
+    assert not_json.status_code == 400
     for token in (w.tokens[0], w.other_tokens[0], "x" * 30):
         answer = _api(app, gid, token, "extend", turn)
         assert answer.status_code == 403, answer.get_json()
@@ -116,7 +133,13 @@ def test_the_api_takes_the_organisers_acts_with_the_admin_token(app, world) -> N
     ):
         answer = _api(app, gid, admin, "replace", bad)
         assert answer.status_code == 400, (bad, answer.get_json())
-    assert _api(app, gid, admin, "extend", {**turn, "seat": 5}).status_code == 400
+    for act, body in (("extend", turn), ("replace", replace)):
+        for bad_key in ("", "k" * 91, 5):
+            answer = _api(app, gid, admin, act, {**body, "idempotency_key": bad_key})
+            error = answer.get_json()["error"]
+            assert answer.status_code == 400 and "form" not in error["message"], error
+        absent = _api(app, gid, admin, act, {**body, "seat": 5})  # a 3-seat game: no seat 5
+        assert absent.status_code == 404 and absent.get_json()["error"]["code"] == "no_seat"
     closed = {k: v for k, v in turn.items() if k != "seat"} | {"window": "w99"}
     answer = _api(app, gid, admin, "extend", closed)
     assert answer.status_code == 409 and answer.get_json()["error"]["code"] == "window_closed"
