@@ -94,9 +94,7 @@ TEXTS: dict[str, Any] = {
     "game_over_shared": lazy_gettext(
         "Game over (%(reason)s): %(money)s. A shared win: %(players)s"
     ),
-    "extended": lazy_gettext(
-        "Every open deadline moves %(minutes)s minutes later (the game was paused)"
-    ),
+    "extended": lazy_gettext("Every open deadline moves %(duration)s later (the game was paused)"),
     "away": lazy_gettext("%(player)s is away: windows do not wait for them"),
     "back": lazy_gettext("%(player)s is back"),
     "chat": lazy_gettext("%(player)s: %(text)s"),
@@ -184,7 +182,8 @@ SEATS = ("player", "boss", "provider")
 
 def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
     """``msg`` as one line in the current locale, times in zone ``tz``."""
-    text = fill(TEXTS.get(msg.id, TEXTS["unknown"]), msg.params, players, tz)
+    sentence, params = _worded(msg)
+    text = fill(sentence, params, players, tz)
     if msg.by_order:
         return text + " · " + _("by your standing orders")
     if msg.by_proxy:
@@ -192,6 +191,22 @@ def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
     if msg.by_mail:
         return text + " · " + _("by mail")
     return text
+
+
+def _worded(msg: Message) -> tuple[Any, dict[str, Any]]:
+    """The sentence and params ``msg`` is said with: a shift of whole minutes (``extended``,
+    ``{"minutes"}``) as a duration in words, one under a minute in words of its own."""
+    if msg.id != "extended":
+        return TEXTS.get(msg.id, TEXTS["unknown"]), msg.params
+    minutes = int(msg.params.get("minutes") or 0)
+    if minutes < 1:
+        return BRIEF_SHIFT, {}
+    return TEXTS["extended"], {"duration": minutes}
+
+
+BRIEF_SHIFT = lazy_gettext(
+    "Every open deadline moves less than a minute later (the game was paused)"
+)
 
 
 def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "UTC") -> str:

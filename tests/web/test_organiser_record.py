@@ -64,8 +64,17 @@ def test_every_organiser_act_is_a_line_of_the_history(app, game, clock) -> None:
         "The organiser resumed the game",
         "The organiser changed the email address of Bill",
         "The organiser sent Amy a new invitation with a new secret link",
+        "Every open deadline moves 3 hours later (the game was paused)",
     ):
         assert line in history, line
+    # a pause of a few seconds: said in plain words, not "0 minutes"
+    assert admin.post(f"{url}/pause", data={"csrf_token": csrf}).status_code == 303
+    clock.advance(seconds=5)
+    assert admin.post(f"{url}/resume", data={"csrf_token": csrf}).status_code == 303
+    assert _types(app, gid)[-1] == "deadlines_extended"
+    history = html.unescape(clients[2].get(f"/g/{gid}/history?lang=en").text)
+    assert "Every open deadline moves less than a minute later (the game was paused)" in history
+    assert "0 minutes" not in history
     bearer = {"Authorization": f"Bearer {created.seat_tokens[2]}"}
     events = app.test_client().get(f"/api/games/{gid}/events", headers=bearer)
     story = clients[2].get(f"/g/{gid}/story").text
