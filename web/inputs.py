@@ -4,10 +4,11 @@
 plain words:
 
 - NUL, lone surrogates (U+D800-U+DFFF: text that cannot be encoded, so could be neither stored
-  nor shown) and control characters (C0, DEL, C1) in the path, the query string, form fields
-  (names and values), the names of uploaded files, the ``Idempotency-Key`` header, and every
-  string, keys included, of a JSON body. New lines and tabs are taken only in multi-line text
-  (the fields named in ``MULTILINE``: a chat's ``text``);
+  nor shown), control characters (C0, DEL, C1) and the bidi controls that reorder the text after
+  them (embeddings, overrides, isolates: U+202A-U+202E, U+2066-U+2069) in the path, the query
+  string, form fields (names and values), the names of uploaded files, the ``Idempotency-Key``
+  header, and every string, keys included, of a JSON body. New lines and tabs are taken only in
+  multi-line text (the fields named in ``MULTILINE``: a chat's ``text``);
 - numbers in a JSON body that are not finite (``1e999`` parses as infinity) or beyond what JSON
   carries exactly (``MAX_NUMBER``, I-JSON, RFC 7493);
 - a JSON body nested deeper than ``MAX_DEPTH``.
@@ -31,9 +32,14 @@ from flask_babel import gettext as _
 from imtheboss.web.service import ServiceError
 from werkzeug.routing import IntegerConverter
 
-# C0 controls, DEL, C1 controls and lone surrogates; ``MULTILINE_BAD`` lets \t \n \r through.
-SINGLE_LINE_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-MULTILINE_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls, DEL, C1 controls, lone surrogates and the bidi embeddings, overrides and isolates
+# (U+202A-U+202E, U+2066-U+2069: they would turn the text after them around, on every page
+# that shows it); ``MULTILINE_BAD`` lets \t \n \r through. ``BIDI``: those bidi controls.
+BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+SINGLE_LINE_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+MULTILINE_BAD = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]"
+)
 MULTILINE = frozenset({"text", "body"})  # text a person writes on several lines (chat, a reply)
 MAX_NUMBER = 2**53 - 1
 MAX_DEPTH = 20

@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from imtheboss.web.inputs import BIDI
+
 # verb -> language -> words (the first is the one a mail shows)
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "allow": {"en": ("allow",), "zh_Hans": ("允许", "放行"), "zh_Hant": ("允許", "放行")},
@@ -73,7 +75,7 @@ def understand(line: str) -> Reading | None:
     a number, a number that is not whole, anything else)."""
     chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
     if chat:
-        whole = chat.group(2).strip()
+        whole = BIDI.sub("", chat.group(2)).strip()  # as the web's edge refuses them
         text = whole[:MAX_CHAT].rstrip()
         return Reading("chat", text=text, cut=len(whole) > MAX_CHAT) if text else None
     text = _normal(line)

@@ -195,6 +195,8 @@ CASES: dict[str, tuple[int, str, Case]] = {
     "NUL in a chat": (400, "bad_input", lambda w: w.cmd(_chat("a\x00b"))),
     "terminal escape in a chat": (400, "bad_input", lambda w: w.cmd(_chat("\x1b[2Jhi"))),
     "C1 control in a chat": (400, "bad_input", lambda w: w.cmd(_chat("a\x85b"))),
+    "right-to-left override in a chat": (400, "bad_input", lambda w: w.cmd(_chat("a\u202eb"))),
+    "bidi isolate in a chat": (400, "bad_input", lambda w: w.cmd(_chat("\u2067hi\u2069"))),
     "lone surrogate in a command name": (400, "bad_input", lambda w: w.cmd({"do": "\udc00"})),
     "NUL in a field name": (400, "bad_input", lambda w: w.cmd({"do": "chat", "te\x00xt": "x"})),
     "NUL in an idempotency key": (400, "bad_input", lambda w: w.cmd(_chat("x"), key="k\x00")),
@@ -380,7 +382,7 @@ CASES: dict[str, tuple[int, str, Case]] = {
     ),
     "create with a bidi control in a name": (
         400,
-        "bad_settings",
+        "bad_input",
         lambda w: _create(
             w, players=[{"name": "\u2066Bo", "email": "a@example.org"}, *_named("Cy")]
         ),
@@ -572,6 +574,11 @@ PAGE_CASES: dict[str, tuple[int, str | None, Callable[[World, Any, str], Any]]] 
         lambda w, b, t: b.head(f"/g/{w.gid}/act", headers=JSON),
     ),
     "NUL in a chat": (400, "bad_input", lambda w, b, t: _act(w, b, _form(t, CHAT, text="a\x00b"))),
+    "right-to-left override in a chat": (
+        400,
+        "bad_input",
+        lambda w, b, t: _act(w, b, _form(t, CHAT, text="1 \u202egnirts")),
+    ),
     "terminal escape in a chat": (
         400,
         "bad_input",

@@ -75,6 +75,12 @@ def test_a_chat_broken_over_lines_on_a_phone_is_sent_whole(app) -> None:
     assert chat.data["text"] == "who wants Cashman for 3?"
 
 
+def test_a_chat_by_mail_loses_its_bidi_controls() -> None:
+    reading = understand("chat: I pay \u202e5 M\u202c, \u2067fine\u2069")
+    assert reading is not None and reading.text == "I pay 5 M, fine"
+    assert understand("chat: \u202e") is None  # nothing left to say
+
+
 @pytest.mark.parametrize("line", ["放置第3格", "放置 3 号", "放置３號", "place space 3"])
 def test_the_space_may_be_written_with_its_counter_word(line) -> None:
     reading = understand(line)
