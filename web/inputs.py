@@ -29,6 +29,7 @@ from urllib.parse import unquote_to_bytes
 
 from flask import Flask, request
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from imtheboss.web.service import ServiceError
 from werkzeug.routing import IntegerConverter
 
@@ -75,7 +76,35 @@ def _shown(name: str) -> str:
     return SINGLE_LINE_BAD.sub("\ufffd", name)[:60]
 
 
+# What a player calls the fields of the pages (and the API's like them): a field's path is
+# named by its last part found here (``cmd.price.cash``: the price; ``players-0-name``: the
+# name), else by its own name.
+FIELD_WORDS = {
+    "text": _l("Your chat message"),
+    "body": _l("Your reply"),
+    "price": _l("The price"),
+    "price_kind": _l("The price"),
+    "cash": _l("The price"),
+    "shares": _l("The price"),
+    "cards": _l("The cards you chose"),
+    "name": _l("The name"),
+    "email": _l("The email address"),
+    "creator_email": _l("The email address"),
+    "title": _l("The title"),
+    "reason": _l("The reason"),
+}
+_PARTS = re.compile(r"[.\[\]-]+")
+
+
 def _field(name: str) -> str:
+    """A field (``cmd.text``, ``players-0-name``) named as the player knows it (``FIELD_WORDS``;
+    the rest of a game page's hidden command: the form), else by its name."""
+    parts = _PARTS.split(name)
+    for part in reversed(parts):
+        if part in FIELD_WORDS:
+            return str(FIELD_WORDS[part])
+    if parts[0] == "cmd":  # the hidden command of a game page's form
+        return _("The form")
     return _("The field “%(name)s”", name=_shown(name))
 
 

@@ -742,6 +742,29 @@ def test_page_errors_are_pages_for_browsers(app, world) -> None:
     assert good.status_code == 303 and stored(app)[2][0] == before[2][0] + 1  # one more event
 
 
+def test_a_refusal_names_the_field_as_the_player_sees_it(app, world) -> None:
+    """A bad character or number names the chat message or the price, in the player's
+    language, never an internal field name such as ``cmd.text``."""
+    browser, csrf = signed_in(app, world.gid, world.tokens[world.other])
+    offer = {"do": "offer", "card": world.offer_card}
+    for data, said in (
+        (_form(csrf, CHAT, text="a\x01b"), "Your chat message holds"),
+        (_form(csrf, {**CHAT, "text": "a\x01b"}), "Your chat message holds"),
+        (_form(csrf, {**offer, "price": {"cash": "\u202e1"}}), "The price holds"),
+        (_form(csrf, json.dumps(offer)[:-1] + ', "price": {"cash": 1e999}}'), "The price holds"),
+        (_form(csrf, {**offer, "card": "x\x02"}), "The form holds"),
+    ):
+        answer = _act(world, browser, data)
+        message = answer.get_json()["error"]["message"]
+        assert answer.status_code == 400 and message.startswith(said), message
+        assert "cmd" not in message and "“" not in message
+    chinese = browser.post(
+        f"/g/{world.gid}/act?lang=zh_Hans", data=_form(csrf, CHAT, text="a\x01b"), headers=JSON
+    )
+    message = chinese.get_json()["error"]["message"]
+    assert chinese.status_code == 400 and "text" not in message and "字段" not in message, message
+
+
 def test_a_chat_no_page_could_show_is_refused_and_every_page_still_opens(app, world) -> None:
     """A lone surrogate in a chat could be stored but never shown: the game page, its fragment
     and the history would fail for every seat. It is refused, and every page opens."""
