@@ -80,7 +80,8 @@ MAX_KEY = 100
 
 # Control characters, lone surrogates (text that cannot be encoded), line and bidi controls.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-MAX_TITLE = 120  # characters of a game's title
+MAX_TITLE = 120  # characters of a game's title (and of a board's name)
+MAX_PROVENANCE = 2000  # characters of a board file's provenance
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,24}")  # secrets.token_urlsafe(9) makes 12 of these
 TOKEN = re.compile(r"[A-Za-z0-9_-]{10,100}")  # secret link tokens (``new_token``)
 
@@ -334,7 +335,9 @@ def create_game(
 def _settings_of(
     options: dict[str, Any] | None, board: str | list | dict | Board | None
 ) -> tuple[Options, Board]:
-    """The options and the board of a new game. Raises ``ServiceError`` 400."""
+    """The options and the board of a new game (the board's name at most ``MAX_TITLE``
+    characters, its provenance ``MAX_PROVENANCE``: longer is refused, never cut). Raises
+    ``ServiceError`` 400."""
     if board not in (None, "default") and not isinstance(board, list | dict | Board):
         # never a path: a string from a form or an upload must not read files on the server
         raise ServiceError(400, "bad_settings", _('a board is "default" or a board file\'s JSON'))
@@ -345,6 +348,17 @@ def _settings_of(
         raise ServiceError(400, "bad_settings", str(exc)) from None
     except RecursionError:
         raise ServiceError(400, "bad_settings", _("the board file is nested too deeply")) from None
+    if len(the_board.name) > MAX_TITLE or len(the_board.provenance) > MAX_PROVENANCE:
+        raise ServiceError(
+            400,
+            "bad_settings",
+            _(
+                "the board's name is at most %(name)d characters and its provenance at most"
+                " %(provenance)d: make them shorter",
+                name=MAX_TITLE,
+                provenance=MAX_PROVENANCE,
+            ),
+        )
     least = int(current_app.config["MIN_WINDOW_SECONDS"])
     if min(opts.windows.values()) < least:
         raise ServiceError(

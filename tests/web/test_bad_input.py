@@ -8,9 +8,11 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import imtheboss.engine
 import pytest
 from helpers_api import World, signed_in, stored
 from helpers_deal import PLAYERS
@@ -355,6 +357,16 @@ CASES: dict[str, tuple[int, str, Case]] = {
         lambda w: _create(w, players=[{"name": "\udbff", "email": "a@x.org"}] + _p(3)[1:]),
     ),
     "create with NUL in the title": (400, "bad_input", lambda w: _create(w, title="t\x00")),
+    "create with an overlong board name": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, board={"name": "B" * 121, "spaces": _default_spaces()}),
+    ),
+    "create with an overlong board provenance": (
+        400,
+        "bad_settings",
+        lambda w: _create(w, board={"provenance": "p" * 2001, "spaces": _default_spaces()}),
+    ),
     "create with an overlong title": (400, "bad_settings", lambda w: _create(w, title="T" * 121)),
     "create with an overlong title after spaces": (
         400,
@@ -468,6 +480,12 @@ def _events(w: World, **query: str) -> Any:
 
 def _p(n: int) -> list[dict[str, str]]:
     return [{"name": f"P{i}", "email": f"p{i}@example.org"} for i in range(n)]
+
+
+def _default_spaces() -> list:
+    """The default board's 16 spaces, as a board file holds them."""
+    path = Path(imtheboss.engine.__file__).parent / "data/default_board.json"
+    return json.loads(path.read_text())["spaces"]
 
 
 def _named(name: str) -> list[dict[str, str]]:
