@@ -145,6 +145,13 @@ def test_the_admin_page_links_to_the_webhooks(app) -> None:
         "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo of 10.0.0.1
         "198.18.0.1",  # benchmarking
         "2001:2::1",
+        "0x7f000001",  # loopback spelled otherwise
+        "2130706433",
+        "127.1",
+        "0177.0.0.1",
+        "0:0:0:0:0:0:0:1",
+        "::ffff:7f00:1",
+        "64:ff9b:1::a00:1",  # local-use NAT64
     ],
 )
 def test_the_guard_refuses_every_address_that_is_not_public(address: str) -> None:
