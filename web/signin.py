@@ -104,12 +104,17 @@ def _found_row(signed: str, *, lock: bool = False) -> SignInLink:
     return row
 
 
+def _expired(row: SignInLink, now: datetime) -> bool:
+    """Whether ``row`` is older than ``SIGN_IN_LINK_SECONDS`` at ``now``."""
+    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
+    return now - row.created_at > lifetime
+
+
 def _spent(row: SignInLink, now: datetime, browser: str) -> str | None:
     """Why ``row`` no longer signs this ``browser`` in: ``"expired"`` (older than
     ``SIGN_IN_LINK_SECONDS``), ``"used"`` (used by another browser, or by this one longer than
     ``SIGN_IN_GRACE_SECONDS`` ago), or ``None`` (it still does)."""
-    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
-    if now - row.created_at > lifetime:
+    if _expired(row, now):
         return "expired"
     grace = timedelta(seconds=float(current_app.config["SIGN_IN_GRACE_SECONDS"]))
     if row.used_at is not None and (row.used_by != browser or now - row.used_at > grace):
@@ -174,8 +179,7 @@ def mailed_link(signed: str) -> Response | tuple[str, int]:
     ``ServiceError`` 403 for a link that is not genuine."""
     row = _found_row(signed)
     db.session.rollback()
-    lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
-    if now_utc() - row.created_at > lifetime:
+    if _expired(row, now_utc()):
         return _spent_page("expired", row.email)
     session["sign_in_link"] = signed
     return redirect(url_for("signin.confirm"), 303)
