@@ -8,13 +8,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from email import policy
+from email.errors import InvalidHeaderDefect
 from email.message import EmailMessage
-from email.utils import getaddresses, parseaddr
+from email.utils import getaddresses
 
 PRECEDENCE_AUTOMATIC = frozenset({"bulk", "junk", "list", "auto_reply"})
 AUTO_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder", "X-Auto-Reply")
 DAEMONS = re.compile(r"^(mailer-daemon|postmaster|noreply|no-reply|do-not-reply)@", re.I)
 AUTH_FAIL = re.compile(r"\b(dkim|spf|dmarc)\s*=\s*(fail|permerror)\b", re.I)
+ADDRESS_LIKE = re.compile(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")
 RECIPIENT_HEADERS = ("Delivered-To", "X-Original-To", "Envelope-To", "To", "Cc")
 
 
@@ -54,8 +57,27 @@ def auth_failed(message: EmailMessage, servid: str) -> bool:
 
 
 def sender(message: EmailMessage) -> str:
-    """The ``From`` address, lower case (``""`` when there is none)."""
-    return parseaddr(str(message.get("From", "")))[1].strip().lower()
+    """The ``From`` address, lower case; ``""`` when there is none or it is not one unambiguous
+    address: more than one ``From`` header or address, the policy's header registry and
+    ``getaddresses`` reading the raw header differently (``eve@example.org <mallory@evil.org>``
+    is Eve's to one, Mallory's to the other), a part it cannot read, or another address-like
+    word anywhere in it (a display name or comment such as ``"eve@example.org"``)."""
+    froms = [value for name, value in message.raw_items() if name.lower() == "from"]
+    if len(froms) != 1:
+        return ""
+    raw = " ".join(str(froms[0]).split())  # unfolded
+    header = policy.default.header_factory("From", raw)
+    if any(isinstance(d, InvalidHeaderDefect) for d in header.defects):
+        return ""
+    registry = [a.addr_spec for a in header.addresses]
+    plain = [address for _name, address in getaddresses([raw])]
+    if len(registry) != 1 or len(plain) != 1 or registry[0].lower() != plain[0].lower():
+        return ""
+    address = registry[0].strip().lower()
+    words = {w.lower() for text in (raw, str(header)) for w in ADDRESS_LIKE.findall(text)}
+    if not address or words != {address}:
+        return ""
+    return address
 
 
 def recipients(message: EmailMessage, envelope: Iterable[str] = ()) -> list[str]:

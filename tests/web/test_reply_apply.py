@@ -1,6 +1,7 @@
 """Applying a reply: the move is made once, by mail, and answered in a thread; every other
 reply changes nothing (a window ended, another sender, a tampered token, a forged sender, a
-mail delivered twice, an out-of-office notice, a bounce, an unclear line)."""
+mail delivered twice, an out-of-office notice, a bounce, an unclear line, a From header that
+is not one unambiguous address of the seat)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,55 @@ def test_refused_replies_change_nothing_and_are_not_answered(app, change, reason
     with app.app_context():
         assert apply_reply(_reply(a, "place 3", **change)).reason == reason
     assert _last_seq(app, a.game_id) == seq and answers(app) == []
+
+
+MALLORY = "mallory@players.imtheboss.net"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        '"Amy Li" <{me}>',
+        "Amy <{upper}>",
+        "=?utf-8?b?5p2O6Iqz?= <{me}>",
+        "=?utf-8?q?Amy_Li?= <{me}>",
+        "{me}",
+    ],
+)
+def test_the_seat_s_address_with_any_display_name_is_the_seat(app, header) -> None:
+    a = asked(app)
+    frm = header.format(me=a.email, upper=a.email.upper())
+    with app.app_context():
+        assert apply_reply(_reply(a, "place 3", sender=frm)).status == "done"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        MALLORY,
+        '"{me}" <{evil}>',
+        "{me} <{evil}>",  # unquoted: one parser reads the seat's address, another Mallory's
+        "{evil} <{me}>",
+        "{me}, {evil}",
+        "{me} ({evil})",
+        "Amy <{me}> {evil}",
+        "=?utf-8?q?{evil}?= <{me}>",
+    ],
+)
+def test_a_from_that_is_not_one_unambiguous_address_of_the_seat_is_refused(app, header) -> None:
+    a = asked(app)
+    seq = _last_seq(app, a.game_id)
+    frm = header.format(me=a.email, evil=MALLORY)
+    with app.app_context():
+        assert apply_reply(_reply(a, "place 3", sender=frm)).reason == "other_address"
+    assert _last_seq(app, a.game_id) == seq and answers(app) == []
+
+
+def test_two_from_headers_are_refused(app) -> None:
+    a = asked(app)
+    with app.app_context():
+        raw = _reply(a, "place 3", headers={"From": MALLORY})
+        assert apply_reply(raw).reason == "other_address"
 
 
 def test_a_tampered_token_is_refused(app) -> None:
