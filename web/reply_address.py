@@ -1,8 +1,11 @@
 """The signed reply address of a decision: ``<MAIL_REPLY_LOCAL>+<token>@<MAIL_DOMAIN>``.
 
-The token names the game, the seat, a fingerprint of the seat's current token and, where there
-is one, the window the mail asks about: ``<game>.<seat>.<fingerprint>.<window>.<signature>``
-(itsdangerous ``Signer``, its own salt). The address is the capability: a reply to it acts for
+The token names the game, the seat, a fingerprint of the seat's current token and the window
+the mail asks about (``w12``) or, for a mail about more than one thing, the newest window opened
+when it was made (``n12``): ``<game>.<seat>.<fingerprint>.<window>.<signature>`` (itsdangerous
+``Signer``, its own salt). Either way a reply answers no window newer than that (A7): window ids
+``w0``, ``w1``, … increase. An address of the older form (``-``, no mark) answers no window at all,
+only chat. The address is the capability: a reply to it acts for
 that seat. Rotating the seat's token (admin "resend invitation") kills every older address; a
 window that ended makes its address answer "that window ended". The token is short enough for a
 64-character local part (RFC 5321) and uses only the characters of a dot-atom.
@@ -20,6 +23,7 @@ from itsdangerous import BadSignature, Signer
 SALT = "reply-address"
 FINGERPRINT = 8  # hex characters of the seat's token hash
 WINDOW = re.compile(r"w[0-9]{1,6}")
+NEWEST = re.compile(r"n([0-9]{1,6})")
 GAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 
 
@@ -31,12 +35,15 @@ class BadReplyAddress(ValueError):
 class ReplyTicket:
     """What a reply address names: ``game_id``, ``seat`` (index), ``fingerprint`` (the first
     ``FINGERPRINT`` hex characters of the seat's token hash when it was made), ``window`` (a
-    window id such as ``w12``, or ``""``)."""
+    window id such as ``w12``, or ``""``), ``newest`` (the number of the newest window a reply
+    may answer: the window's own, or the newest opened when a window-less mail was made; -1 for
+    an address of the older form, which answers none)."""
 
     game_id: str
     seat: int
     fingerprint: str
     window: str
+    newest: int = -1
 
     def matches(self, seat: Seat) -> bool:
         """Whether ``seat`` still has the token this address was made for."""
@@ -47,16 +54,20 @@ def _signer() -> Signer:
     return Signer(current_app.config["SECRET_KEY"], salt=SALT)
 
 
-def reply_token(game_id: str, seat: Seat, window: str = "") -> str:
-    """The signed token of ``seat``'s decision in ``game_id`` (``window``: its id, or ``""``)."""
-    payload = f"{game_id}.{seat.seat_index}.{seat.token_hash[:FINGERPRINT]}.{window or '-'}"
+def reply_token(game_id: str, seat: Seat, window: str = "", newest: int = -1) -> str:
+    """The signed token of ``seat``'s decision in ``game_id``: ``window``, its id, or ``""``
+    and ``newest``, the number of the newest window opened when the mail is made (``-1``: the
+    older form, for tests of it)."""
+    mark = window or (f"n{newest}" if newest >= 0 else "-")
+    payload = f"{game_id}.{seat.seat_index}.{seat.token_hash[:FINGERPRINT]}.{mark}"
     return _signer().sign(payload).decode()
 
 
-def reply_address(game_id: str, seat: Seat, window: str = "") -> str:
-    """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``)."""
+def reply_address(game_id: str, seat: Seat, window: str = "", newest: int = -1) -> str:
+    """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``; ``window``
+    and ``newest`` as for ``reply_token``)."""
     config = current_app.config
-    token = reply_token(game_id, seat, window)
+    token = reply_token(game_id, seat, window, newest)
     return f"{config['MAIL_REPLY_LOCAL']}+{token}@{config['MAIL_DOMAIN']}"
 
 
@@ -86,7 +97,10 @@ def read_address(address: str) -> ReplyTicket:
         payload = _signer().unsign(token).decode()
     except BadSignature:
         raise BadReplyAddress("the token's signature does not hold") from None
-    game_id, seat, fingerprint, window = payload.split(".")
+    game_id, seat, fingerprint, mark = payload.split(".")
     if not GAME.fullmatch(game_id) or not seat.isdigit():  # pragma: no cover - we signed it
         raise BadReplyAddress("malformed token")
-    return ReplyTicket(game_id, int(seat), fingerprint, "" if window == "-" else window)
+    if WINDOW.fullmatch(mark):
+        return ReplyTicket(game_id, int(seat), fingerprint, mark, int(mark[1:]))
+    newest = NEWEST.fullmatch(mark)
+    return ReplyTicket(game_id, int(seat), fingerprint, "", int(newest.group(1)) if newest else -1)

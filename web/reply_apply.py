@@ -8,7 +8,9 @@ seen before (its ``Message-ID`` is the command's idempotency key, claimed by an 
 unique constraint lets one of two deliveries at the same moment through), the rate limit per sender
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, the
-window ended, a line unclear, a move the rules refuse (nothing changes), or what was done.
+window ended, a line unclear, a move that would answer a window opened after the mail was made
+(``newer``, A7: the mail never asked it), a move the rules refuse (nothing changes), or what
+was done.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
-from imtheboss.web.reply_choices import command_for
+from imtheboss.web.reply_choices import command_for, command_window
 from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
 from imtheboss.web.reply_screen import (
@@ -151,6 +153,9 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     choice = command_for(reading, state, seat.seat_index, ticket.window)
     if choice.command is None:
         return told(choice.problem, line=line)
+    answers = command_window(state, choice.command)
+    if answers is not None and answers > ticket.newest:
+        return told("newer", line=line)  # asked after the mail was made (A7)
     move = move_said(choice.command, state, seat.seat_index)
     cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:

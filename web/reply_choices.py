@@ -33,6 +33,9 @@ ORDER = list(VERB_COMMAND)  # the order a mail lists the words in
 # A mail about a card's stop window or the last call asks one thing (A2, A3): its reply answers
 # that window (or chats), never terms the mail did not show.
 ANSWER_VERBS = frozenset({"allow", "stop", "pass", "chat"})
+# commands that answer the turn's window, and those that answer the deal's
+TURN_COMMANDS = frozenset({"place_marker", "roll", "draw", "open_deal"})
+DEAL_COMMANDS = frozenset({"accept", "reject", "offer", "close", "fail"})
 
 
 @dataclass(frozen=True)
@@ -98,3 +101,20 @@ def command_for(reading: Reading | None, state: GameState, seat: int, window: st
     elif reading.verb == "chat":
         command["text"] = reading.text
     return Choice(command=command)
+
+
+def command_window(state: GameState, command: dict[str, Any]) -> int | None:
+    """The number of the window ``command`` (one ``command_for`` gave) answers in ``state``
+    (``w12``: 12): its own ``window``, else the turn's or the deal's; ``None`` for a chat, which
+    answers none. A command of no known window counts as answering the newest one opened."""
+    if command["do"] == "chat":
+        return None
+    named = command.get("window")
+    if not named:
+        if command["do"] in DEAL_COMMANDS and state.deal is not None:
+            named = state.deal.window.id
+        elif command["do"] in TURN_COMMANDS and state.turn is not None:
+            named = state.turn.id
+    if isinstance(named, str) and named[1:].isdigit():
+        return int(named[1:])
+    return state.window_seq - 1

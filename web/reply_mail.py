@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from flask import current_app
+from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.reply_address import reply_address
@@ -40,19 +41,30 @@ def asks(rows: list[Any]) -> bool:
 
 def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | None:
     """The reply way of a mail about ``rows`` to ``seat`` (``None``: replies are off, the mail
-    asks nothing, or no word works for the seat now). The window is the one row's window."""
+    asks nothing, or no word works for the seat now). The window is the one row's window; a
+    mail about several (a digest) answers no window newer than those open now (A7)."""
     if not current_app.config.get("MAIL_REPLIES") or not asks(rows):
         return None
     window = rows[0].body.get("window", "") if len(rows) == 1 else ""
-    return way_now(game, seat, lang, window)
+    return _way(game, seat, lang, load_state(game), window)
 
 
-def way_now(game: Game, seat: Seat, lang: str, window: str = "") -> ReplyWay | None:
-    """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step);
-    ``None`` when only chat is left."""
+def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:
+    """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step):
+    its address names the seat's next decision's window when one alone waits for the seat,
+    else the newest window open now, so a reply to it never answers a later one (A7); ``None``
+    when only chat is left."""
     state = load_state(game)
+    waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat.seat_index}
+    return _way(game, seat, lang, state, waiting.pop() if len(waiting) == 1 else "")
+
+
+def _way(game: Game, seat: Seat, lang: str, state: GameState, window: str) -> ReplyWay | None:
+    """The reply way of ``seat`` for ``window`` (``""``: none, so the address carries the
+    newest window opened, ``state.window_seq - 1``)."""
     verbs = verbs_that_work(state, seat.seat_index, window)
     if not [v for v in verbs if v != "chat"]:
         return None
     until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
-    return ReplyWay(reply_address(game.id, seat, window), shown(verbs, lang), until)
+    address = reply_address(game.id, seat, window, newest=state.window_seq - 1)
+    return ReplyWay(address, shown(verbs, lang), until)

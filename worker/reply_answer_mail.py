@@ -102,6 +102,10 @@ WHY = {
     "window_ended": _l(
         "That window ended: the decision your reply answered is over, and nothing was changed."
     ),
+    "newer": _l(
+        "That was asked after the mail you answered, so nothing was done: answer the newer"
+        " mail, or open the game."
+    ),
     "outdated": _l(
         "The mail you answered was replaced by a newer invitation, so nothing was done: answer"
         " a newer mail, or open the game."

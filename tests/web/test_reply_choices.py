@@ -11,11 +11,13 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import GameState
 from imtheboss.web.display import space_number
+from imtheboss.web.reply_apply import open_windows
 from imtheboss.web.reply_choices import (
     ANSWER_VERBS,
     ORDER,
     choices,
     command_for,
+    command_window,
     verbs_that_work,
 )
 from imtheboss.web.reply_words import Reading
@@ -95,3 +97,27 @@ def test_a_reply_to_a_card_s_or_last_call_mail_only_answers_that_window() -> Non
     for seed in range(6):
         simulate(4, seed, bots="mixed", observer=lambda state, _command, _events: check(state))
     assert "accept" in narrowed  # the games reached a window with terms waiting
+
+
+def test_every_shown_word_answers_an_open_window_no_newer_than_the_mail_s_mark() -> None:
+    """A mail made now carries the newest window opened (``window_seq - 1``): each word it shows
+    answers an open window no newer than that, so no word it lists is refused as asked after
+    it (A7); a chat answers none."""
+    seen: set[str] = set()
+
+    def check(state: GameState) -> None:
+        open_now = open_windows(state)
+        for seat in range(state.n):
+            for verb in verbs_that_work(state, seat):
+                command = command_for(_reading(verb, state, seat), state, seat).command
+                answers = command_window(state, command)
+                if verb == "chat":
+                    assert answers is None
+                    continue
+                assert answers is not None and answers <= state.window_seq - 1
+                assert f"w{answers}" in open_now, (verb, command, open_now)
+                seen.add(verb)
+
+    for seed in range(3):
+        simulate(4, seed, bots="mixed", observer=lambda state, _command, _events: check(state))
+    assert {"allow", "pass", "roll", "close"} <= seen

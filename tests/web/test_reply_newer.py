@@ -1,0 +1,129 @@
+"""A reply answers only what its mail asked (A7): the answer to a reply names the seat's next
+decision's window, and an address without a window (a digest, a confirmation while several
+things wait) carries the newest window opened when it was made, so no reply to it answers a
+window opened later, whatever it says. An address of the older form, without that mark,
+answers no window at all: only a chat."""
+
+from __future__ import annotations
+
+import pytest
+from helpers_deal import PLAYERS, find_setup
+from helpers_replies import quoted, raw_mail
+from helpers_reply import REPLY_CONFIG, answers
+from imtheboss.engine.views import awaiting
+from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.reply_address import read_address, reply_address
+from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.reply_mail import way_now
+from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
+from imtheboss.worker.mail import compose
+from sqlalchemy import select
+
+
+@pytest.fixture
+def app_config():
+    return dict(REPLY_CONFIG)
+
+
+def _deal(app):
+    """A game whose boss placed the marker and opened the deal: ``(game_id, setup)``."""
+    setup = find_setup()
+    with app.app_context():
+        gid = create_game("Friday", PLAYERS, seed=setup.seed).game_id
+        submit(gid, setup.boss, {"do": "place_marker", "space": setup.space}, "k-place")
+        submit(gid, setup.boss, {"do": "open_deal"}, "k-open")
+    return gid, setup
+
+
+def _travel(app, gid: str, setup) -> str:
+    """The traveller plays its travel card: the stop window it opens."""
+    card = {"do": "travel", "card": setup.travel_card, "target": f"investor:{setup.letter}"}
+    with app.app_context():
+        submit(gid, setup.traveller, card, "k-travel")
+        return load_state(get_game(gid)).pending.window.id
+
+
+def _seat(gid: str, index: int) -> Seat:
+    return db.session.execute(
+        select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
+    ).scalar_one()
+
+
+def _reply(app, to: str, body: str, n: str, who: int) -> tuple[str, str]:
+    """``who``'s reply ``body`` to ``to``: the outcome's ``(status, reason)``."""
+    raw = raw_mail(
+        body + "\n\n" + quoted(), to=to, sender=PLAYERS[who][1], message_id=f"<{n}@client>"
+    )
+    with app.app_context():
+        outcome = apply_reply(raw)
+    return outcome.status, outcome.reason
+
+
+def _answers_of(app, gid: str) -> list[tuple[str, int, str | None]]:
+    """The seats' answers to windows in the log, ``(window, seat, via)``."""
+    with app.app_context():
+        return [
+            (e.data["window"], e.data["seat"], e.data.get("via"))
+            for e in load_events(gid)
+            if e.type == "window_answered"
+        ]
+
+
+def test_the_answer_names_the_next_decision_and_a_later_window_is_not_answered(app) -> None:
+    gid, setup = _deal(app)
+    eve = setup.provider  # not the boss, nor the card's player: the stop window waits for her
+    stop_window = _travel(app, gid, setup)
+    with app.app_context():
+        row = db.session.execute(
+            select(Notification).where(Notification.kind == "stop", Notification.seat_index == eve)
+        ).scalar_one()
+        asked = compose(get_game(gid), _seat(gid, eve), [row])
+    assert _reply(app, str(asked["Reply-To"]), "maybe later", "r1", eve) == ("answered", "unclear")
+    with app.app_context():
+        answer = compose(db.session.get(Game, gid), None, answers(app)[-1:])
+        # the answer's own address answers the window that waits for Eve, and nothing later
+        ticket = read_address(str(answer["Reply-To"]))
+    assert ticket.window == stop_window
+    with app.app_context():
+        submit(gid, eve, {"do": "allow", "window": stop_window}, "k-web")
+        submit(gid, setup.boss, {"do": "allow", "window": stop_window}, "k-boss")
+    before = _answers_of(app, gid)
+    assert _reply(app, str(answer["Reply-To"]), "allow", "r2", eve) == ("answered", "window_ended")
+    assert _answers_of(app, gid) == before
+
+
+def test_a_reply_to_a_mail_without_a_window_answers_no_window_opened_after_it(app) -> None:
+    gid, setup = _deal(app)
+    eve = setup.provider  # not the boss, nor the card's player: the stop window waits for her
+    with app.app_context():  # what a confirmation or a digest carries while no window waits
+        way = way_now(get_game(gid), _seat(gid, eve), "en")
+        assert way is not None and "offer 3" in way.words  # she may offer, nothing waits
+        assert read_address(way.address).window == ""
+    stop_window = _travel(app, gid, setup)
+    with app.app_context():
+        assert eve in {a["seat"] for a in awaiting(load_state(get_game(gid)))}
+    assert _reply(app, way.address, "allow", "r1", eve) == ("answered", "newer")
+    assert _answers_of(app, gid) == []
+    with app.app_context():  # the mark: the newest window opened when it was made
+        assert read_address(way.address).newest < int(stop_window[1:])
+    with app.app_context():
+        answer = compose(db.session.get(Game, gid), None, answers(app)[-1:])
+        # the answer's own address asks about the stop window: answering it there works
+        assert read_address(str(answer["Reply-To"])).window == stop_window
+    text = answer.get_body(("plain",)).get_content()
+    assert "asked after the mail you answered" in text and "answer the newer mail" in text
+    assert _reply(app, str(answer["Reply-To"]), "allow", "r2", eve) == ("done", "")
+    assert _answers_of(app, gid) == [(stop_window, eve, "mail")]
+
+
+def test_an_address_of_the_older_form_only_chats(app) -> None:
+    gid, setup = _deal(app)
+    eve = setup.provider  # not the boss, nor the card's player: the stop window waits for her
+    with app.app_context():
+        old = reply_address(gid, _seat(gid, eve))  # no window, no mark
+    _travel(app, gid, setup)
+    assert _reply(app, old, "allow", "r1", eve) == ("answered", "newer")
+    assert _answers_of(app, gid) == []
+    assert _reply(app, old, "chat: hello", "r2", eve) == ("done", "")
+    with app.app_context():
+        assert [e.data["text"] for e in load_events(gid) if e.type == "chat"] == ["hello"]
