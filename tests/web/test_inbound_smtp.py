@@ -98,7 +98,7 @@ def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
             return [e for e in load_events(a.game_id, before) if e.type == "marker_placed"]
 
     [event] = wait_for(moved, what="the move")
-    assert event.data["space"] == 6 and event.data["via"] == "mail"
+    assert event.data["space"] == 5 and event.data["via"] == "mail"
     wait_for(lambda: answers(app), what="the answer")
     logs = receiver_logs(receiver.process)
     token = a.address.partition("+")[2].partition("@")[0]

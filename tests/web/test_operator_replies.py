@@ -47,7 +47,7 @@ def test_a_reply_pasted_on_the_outbox_page_is_the_move(app, client) -> None:
     assert posted.status_code == 303 and "replied=done" in posted.headers["Location"]
     with app.app_context():
         placed = [e for e in load_events(a.game_id) if e.type == "marker_placed"]
-    assert [(e.data["space"], e.data["via"]) for e in placed] == [(9, "mail")]
+    assert [(e.data["space"], e.data["via"]) for e in placed] == [(8, "mail")]  # space 9 as read
     [row] = answers(app)
     assert str(a.mail["Message-ID"]) in row.body["references"]  # threaded on the pasted reply
     shown = client.get(posted.headers["Location"], headers=BEARER)

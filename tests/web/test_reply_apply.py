@@ -55,7 +55,8 @@ def test_a_reply_is_the_move_made_by_mail_and_answered_in_its_thread(app) -> Non
     with app.app_context():
         events = load_events(a.game_id, before)
         players = [s.name for s in seats_of(a.game_id)]
-        assert events[0].type == "marker_placed" and events[0].data["space"] == 3
+        # "Place 3" is space 3 as players read it: index 2
+        assert events[0].type == "marker_placed" and events[0].data["space"] == 2
         assert events[0].data["via"] == "mail"
         assert story.line(events[0], players, a.seat).endswith("· by mail")
     [row] = answers(app)
