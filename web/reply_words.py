@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from imtheboss.web.inputs import SINGLE_LINE_BAD
+
 # verb -> language -> words (the first is the one a mail shows)
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "allow": {"en": ("allow",), "zh_Hans": ("允许", "放行"), "zh_Hant": ("允許", "放行")},
@@ -71,9 +73,8 @@ PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 def understand(line: str) -> Reading | None:
     """The ``Reading`` of one line, or ``None`` when it is none of the words (an offer without
     a number, a number that is not whole, anything else)."""
-    chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
-    if chat:
-        whole = chat.group(2).strip()
+    if CHAT.match(unicodedata.normalize("NFKC", line).strip()):
+        whole = chat_text(line)
         text = whole[:MAX_CHAT].rstrip()
         return Reading("chat", text=text, cut=len(whole) > MAX_CHAT) if text else None
     text = _normal(line)
@@ -87,6 +88,17 @@ def understand(line: str) -> Reading | None:
             rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
             return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
     return None
+
+
+def chat_text(line: str) -> str:
+    """The text of a chat line (``chat: …``, ``聊天：…``, ``ｃｈａｔ：…``) as it was written: only
+    the word before the colon is read normalised (NFKC); full-width punctuation, letters and
+    digits of the text stay as they are. Control characters (C0, DEL, C1) become spaces, and
+    the text is stripped."""
+    for index, char in enumerate(line):
+        if unicodedata.normalize("NFKC", char) == ":":
+            return SINGLE_LINE_BAD.sub(" ", line[index + 1 :]).strip()
+    return ""
 
 
 def _price(text: str) -> dict[str, int] | None:
