@@ -56,7 +56,13 @@ def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[As
         kind = a["for"]
         if kind == "stop":
             what = pending_text(v.get("pending"), players)
-            text = _("Answer %(what)s: stop it or let it happen", what=what)
+            if "stop" in ((v.get("you") or {}).get("hand") or []):
+                text = _("Answer %(what)s: stop it or let it happen", what=what)
+            else:
+                text = _(
+                    "Answer %(what)s: you have no stop card, so you can only let it happen",
+                    what=what,
+                )
         else:
             text = str(_WAITS.get(kind, kind))
         out.append(Asked(text, a["until"], str(_OTHERWISE.get(kind, "")), a["window"]))

@@ -20,7 +20,17 @@ from sqlalchemy.exc import IntegrityError
 
 KIND = "reply_answer"
 # What an answer can say (``Notification.body["answer"]``).
-ANSWERS = ("done", "unclear", "not_now", "several", "window_ended", "outdated", "refused", "over")
+ANSWERS = (
+    "done",
+    "unclear",
+    "not_now",
+    "no_stop_card",
+    "several",
+    "window_ended",
+    "outdated",
+    "refused",
+    "over",
+)
 
 
 def thread_of(message: EmailMessage) -> dict[str, str]:

@@ -99,6 +99,10 @@ def _why(body: dict) -> str:
 WHY = {
     "unclear": _l("We could not read a move in your reply, so nothing was done."),
     "not_now": _l("That is not a move you can make now, so nothing was done."),
+    "no_stop_card": _l(
+        "You have no stop card, so you cannot stop this card, and nothing was done. You can"
+        " only let it happen: reply with the word to let it happen, or do not answer."
+    ),
     "several": _l(
         "That word fits more than one move here, so nothing was done: choose on the game page."
     ),
