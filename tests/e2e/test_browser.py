@@ -339,3 +339,28 @@ def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Br
     for player in (taipei, lima, utc):
         assert player.problems == [], f"{player.name}'s pages broke their CSP"
         player.page.context.close()
+
+
+def test_a_browser_zone_of_the_same_offset_is_not_offered(
+    app, live_server: str, browser: Browser
+) -> None:
+    """A seat in Asia/Taipei read in an Asia/Shanghai browser: both are UTC+8 and the times are
+    the same, so the page offers no zone; a browser in Asia/Tokyo (UTC+9) is offered its own."""
+    from imtheboss.web.models import Seat, db
+    from sqlalchemy import update
+
+    with app.app_context():
+        created = create_game("Zones", PLAYERS, seed=find_setup().seed)
+        db.session.execute(
+            update(Seat).where(Seat.game_id == created.game_id).values(timezone="Asia/Taipei")
+        )
+        db.session.commit()
+    gid, tokens = created.game_id, created.seat_tokens
+    shanghai = sign_in(browser, live_server, gid, tokens[0], NAMES[0], timezone_id="Asia/Shanghai")
+    shanghai.page.wait_for_timeout(300)  # the offer is made when the page has loaded
+    expect(shanghai.page.locator("#zone-guess")).to_be_hidden()
+    tokyo = sign_in(browser, live_server, gid, tokens[1], NAMES[1], timezone_id="Asia/Tokyo")
+    expect(tokyo.page.locator("#zone-guess")).to_be_visible()
+    for player in (shanghai, tokyo):
+        assert player.problems == [], f"{player.name}'s pages broke their CSP"
+        player.page.context.close()

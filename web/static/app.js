@@ -25,16 +25,21 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   if (elt && elt.id === "live" && !ibIdle()) event.preventDefault();
 });
 
-/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
-   offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
-function ibZoneText(zone) {
-  var label = "UTC";
+/* A zone's offset from UTC now ("UTC+8"; "" for a zone the browser does not know). */
+function ibOffset(zone) {
   try {
     var parts = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "shortOffset" })
       .formatToParts(new Date());
     var name = parts.filter(function (p) { return p.type === "timeZoneName"; })[0];
-    label = name ? name.value.replace(/^GMT/, "UTC") : "UTC";
-  } catch (e) { return "UTC"; }
+    return name ? name.value.replace(/^GMT/, "UTC") : "UTC";
+  } catch (e) { return ""; }
+}
+
+/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
+   offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
+function ibZoneText(zone) {
+  var label = ibOffset(zone);
+  if (!label) return "UTC";
   var city = zone.indexOf("/") > 0 ? zone.split("/").pop().replace(/_/g, " ") : "";
   var english = (document.documentElement.lang || "en").slice(0, 2) === "en";
   return city && english && zone.indexOf("Etc/") !== 0 ? label + ", " + city : label;
@@ -47,7 +52,9 @@ document.addEventListener("DOMContentLoaded", function () {
   if (!form || !window.Intl) return;
   var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   var kept = "ib-zone-kept:" + form.dataset.game;
-  if (!zone || zone === form.dataset.zone) return;
+  // a zone of the same offset now (Asia/Taipei, Asia/Shanghai: both UTC+8) shows the same times
+  var offset = ibOffset(zone);
+  if (!zone || zone === form.dataset.zone || (offset && offset === ibOffset(form.dataset.zone))) return;
   try {
     if (window.localStorage.getItem(kept) === form.dataset.zone) return;
   } catch (e) { /* no storage: offer anyway */ }
