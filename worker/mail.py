@@ -132,8 +132,10 @@ def _parts(msg: EmailMessage, template: str, context: dict) -> None:
 
 def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     """The email of a row to an explicit address (``row.to_email``), in the row's language:
-    ``organiser``: the confirm link and the admin link; nothing the creator chose (not the
-    title, not the names), since nobody has confirmed that address yet. ``email_changed``: the
+    ``organiser``: the confirm link and the admin link, the game told from the organiser's
+    other games by what the server chose (its code, when it was made, its number of players);
+    nothing the creator chose (not the title, not the names), since nobody has confirmed that
+    address yet. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
@@ -142,12 +144,20 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
-        subject = _("[I'm the Boss!] confirm your game to send its invitations")
+        # two games told apart by what the server chose: when each was made, and its code
+        made, code = display.page_time(game.created_at, "UTC"), game.id
+        subject = _(
+            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
+            code=code,
+            time=made,
+        )
         context = {
             "confirm": confirm_link(game),
             "admin": row.body.get("link", ""),
             "players": int(row.body.get("players", 0)),
             "base": base,
+            "made": made,
+            "code": code,
         }
     elif row.kind == "email_changed":
         subject = _(
