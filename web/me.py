@@ -138,8 +138,9 @@ def _address() -> str:
 @bp.get("/me")
 def my_games() -> str | Response:
     """The signed-in address's games (the sign-in form when no address is signed in), every
-    time in one zone, said on the page: the address's default (``/me/settings``), else UTC
-    with a link to choose one (where the browser's own zone is filled in)."""
+    time in one zone, said on the page: the address's default (``/me/settings``), else the
+    browser's own (``static/app.js`` rewrites the ``<time>`` elements), else UTC; with a link
+    to choose one."""
     email = players.signed_in()
     if email is None:
         return redirect(url_for("signin.sign_in_form"), 303)

@@ -75,3 +75,31 @@ document.addEventListener("DOMContentLoaded", function () {
     if (!input.value && zone) input.value = zone;
   });
 });
+
+/* My games without a zone of the player's own: the times are written in the browser's zone
+   (as the server writes them: "Sun 2026-03-01 17:00 UTC+8"), and the page says so. */
+function ibBrowserTime(iso, zone, lang) {
+  var at = new Date(iso);
+  var parts = {};
+  new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+    hour: "2-digit", minute: "2-digit", hourCycle: "h23"
+  }).formatToParts(at).forEach(function (p) { parts[p.type] = p.value; });
+  var day = new Intl.DateTimeFormat(lang, { timeZone: zone, weekday: "short" }).format(at);
+  return day + " " + parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" +
+    parts.minute + " " + ibOffset(zone);
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  var said = document.querySelector("[data-browser-zone-said]");
+  if (!said || !window.Intl) return;
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone || !ibOffset(zone)) return;
+  var lang = document.documentElement.lang || "en";
+  document.querySelectorAll("time[data-browser-time]").forEach(function (el) {
+    el.textContent = ibBrowserTime(el.getAttribute("datetime"), zone, lang);
+  });
+  said.textContent = said.textContent.replace("ZONE", ibZoneText(zone));
+  said.hidden = false;
+  document.querySelector("[data-zone-said]").hidden = true;
+});
