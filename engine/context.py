@@ -14,7 +14,7 @@ from imtheboss.engine.cards import (
     is_card_name,
 )
 from imtheboss.engine.errors import RuleError
-from imtheboss.engine.events import Event
+from imtheboss.engine.events import Event, own_act
 from imtheboss.engine.state import GameState, Window, apply_in_place, format_time
 
 if TYPE_CHECKING:
@@ -32,7 +32,8 @@ class Ctx:
     True}`` while a seat's standing order acts (A10), ``{"proxy": True}`` while the server plays
     for an away seat (A11). In a game with the away proxy, the first event a seat's own command
     emits carries the command's time (``"at"``): the state keeps each seat's last own act. A
-    command sent by mail (``Command.via``) marks its own events ``{"via": "mail"}``."""
+    command sent by mail (``Command.via``) marks the events of its own act ``{"via": "mail"}``
+    (``events.own_act``: not the card it let take effect, nor the next turn)."""
 
     def __init__(self, state: GameState, command: Command) -> None:
         self.s = state.clone()
@@ -46,7 +47,7 @@ class Ctx:
         own = not self.mark and by is not None and by == self.cmd.by
         if self.mark:
             data = {**data, **self.mark}
-        elif own and self.cmd.via:
+        elif own and self.cmd.via and own_act(type_, data, self.cmd.do):
             data = {**data, "via": self.cmd.via}  # metadata: no rule reads it
         if own and not self._stamped and self.s.options.proxy_hours:
             data = {**data, "at": format_time(self.at)}

@@ -74,3 +74,27 @@ def upgrade(obj: dict[str, Any]) -> dict[str, Any]:
     steps here so history is never rewritten."""
     obj.setdefault("v", SCHEMA_VERSION)
     return obj
+
+
+# Events a seat's command emits that are not its own act but what follows from it: the card it
+# let through takes effect, the next turn starts, the pile is shuffled, the game ends.
+CONSEQUENCES = frozenset(
+    {"card_took_effect", "turn_started", "discard_step", "pile_reshuffled", "game_ended"}
+)
+
+
+def own_act(type_: str, data: dict[str, Any], do: str | None = None) -> bool:
+    """Whether an event of ``type_`` with ``data``, emitted for the command ``do`` of its seat
+    (``None``: not known, as when the history reads it back), is that seat's own act, as "by
+    mail" marks it: not a consequence (``CONSEQUENCES``), not terms that lapsed, and a deal that
+    closed or failed only by the boss's own ``close`` or ``fail`` (not by the last answer to a
+    window that let it end)."""
+    if type_ in CONSEQUENCES:
+        return False
+    if type_ == "terms_removed":
+        return data.get("reason") == "withdrawn"
+    if type_ in ("deal_closed", "deal_failed"):
+        if do is not None:
+            return do in ("close", "fail")
+        return data.get("reason", "declared") in ("declared", "requirements_not_met")
+    return True

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.events import Event
+from imtheboss.engine.events import Event, own_act
 from imtheboss.engine.views import redact_event
 
 
@@ -73,7 +73,7 @@ def message(event: Event, seat: int | None = None) -> Message:
     if make is None:
         return Message("unknown", {"kind": d["type"]})
     msg_id, params = make(d, event.by)
-    by_mail = d.get("via") == "mail"
+    by_mail = d.get("via") == "mail" and own_act(d["type"], d)
     return Message(msg_id, params, bool(d.get("order")), bool(d.get("proxy")), by_mail)
 
 

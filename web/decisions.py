@@ -45,7 +45,8 @@ _OTHERWISE = {
 def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[Asked]:
     """Every decision that waits for ``seat`` in its view ``v``: its windows first (in the
     engine's order), then each of the terms it is to answer (offers to the boss, the boss's
-    terms to a provider)."""
+    terms to a provider). A card's stop window offers to stop it only to a seat whose hand
+    (``v["you"]["hand"]``) holds a stop card; with no hand in ``v`` it names both answers."""
     if seat is None or v.get("phase") == "game_over":
         return []
     deal = v.get("deal") or {}
@@ -56,7 +57,14 @@ def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[As
         kind = a["for"]
         if kind == "stop":
             what = pending_text(v.get("pending"), players)
-            text = _("Answer %(what)s: stop it or let it happen", what=what)
+            hand = (v.get("you") or {}).get("hand")
+            if hand is None or "stop" in hand:  # hand unknown (``/me``): both answers
+                text = _("Answer %(what)s: stop it or let it happen", what=what)
+            else:
+                text = _(
+                    "Answer %(what)s: you have no stop card, so you can only let it happen",
+                    what=what,
+                )
         else:
             text = str(_WAITS.get(kind, kind))
         out.append(Asked(text, a["until"], str(_OTHERWISE.get(kind, "")), a["window"]))

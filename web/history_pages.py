@@ -4,6 +4,7 @@ the seat's own notifications, each a link to what it names."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from flask import (
     render_template,
@@ -15,6 +16,7 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web import negotiations, story, timeline
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.pages import bp, frame, seat_only, viewer
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import (
     load_state,
     now_utc,
@@ -88,7 +90,8 @@ def inbox(gid: str) -> str:
     state = load_state(game)
     ctx = frame(game, seat, admin, state)
     links = _inbox_links(game, state, seat, rows)
-    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=story.row_text)
+    text = partial(story.row_text, can_stop=has_stop_card(state, seat))
+    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=text)
     page = render_template("inbox.html", **ctx)
     if rows and request.method != "HEAD":
         _mark_read(gid, seat, rows[0].id)

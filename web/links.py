@@ -27,7 +27,9 @@ from flask import (
     session,
     url_for,
 )
+from flask_babel import force_locale
 from flask_babel import gettext as _
+from imtheboss.web import LANGUAGES, players
 from imtheboss.web.auth import remember_seat
 from imtheboss.web.models import Game, OutboxMail, Seat, db
 from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
@@ -87,13 +89,20 @@ def mail_sign_in(game_id: str, signed: str):
 
 @bp.route("/u/<game_id>/<signed>", methods=["GET", "POST"])
 def unsubscribe(game_id: str, signed: str):
-    """GET shows a confirmation button; POST (one click, RFC 8058) stops email for this seat."""
+    """GET shows a confirmation button; POST (one click, RFC 8058) stops email for this seat.
+    In the seat's language (``players.seat_language``: the mail's), else the browser's; a
+    language chosen on the page (``?lang=``) wins."""
     seat = _verify("unsubscribe", game_id, signed)
-    if request.method == "POST":
+    done = request.method == "POST"
+    if done:
         seat.notify = "off"
         db.session.commit()
-        return render_template("unsubscribed.html", seat=seat, done=True)
-    return render_template("unsubscribed.html", seat=seat, done=False)
+    game = get_game(game_id)
+    own = players.seat_language(seat)
+    if own and request.args.get("lang", session.get("lang")) not in LANGUAGES:
+        with force_locale(own):
+            return render_template("unsubscribed.html", game=game, seat=seat, done=done)
+    return render_template("unsubscribed.html", game=game, seat=seat, done=done)
 
 
 def confirm_link(game: Game) -> str:

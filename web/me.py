@@ -95,6 +95,7 @@ def entry_of(game: Game, seat: Seat) -> Entry:
     """What ``/me`` says of ``seat`` in ``game``, from that seat's own view (A8)."""
     state = load_state(game)
     v = view(state, seat.seat_index)
+    v["you"] = {**v["you"], "hand": None}  # /me says nothing of any hand, the seat's own too
     names = list(state.players)
     entry = Entry(game, seat, v["phase"])
     entry.asked = decisions.asked_of(v, seat.seat_index, names)
@@ -136,19 +137,24 @@ def _address() -> str:
 
 @bp.get("/me")
 def my_games() -> str | Response:
-    """The signed-in address's games (the sign-in form when no address is signed in)."""
+    """The signed-in address's games (the sign-in form when no address is signed in), every
+    time in one zone, said on the page: the address's default (``/me/settings``), else the
+    browser's own (``static/app.js`` rewrites the ``<time>`` elements), else UTC; with a link
+    to choose one."""
     email = players.signed_in()
     if email is None:
         return redirect(url_for("signin.sign_in_form"), 303)
     found = entries(email)
     row = players.player_row(email)
-    tz = (row.timezone if row is not None else "") or "UTC"
+    chosen = row.timezone if row is not None else ""  # every row in one zone: the player's
+    tz = chosen or "UTC"
     return render_template(
         "me.html",
         email=email,
         entries=found,
         waiting=sum(1 for e in found if e.waiting),
         tz=tz,
+        zone_chosen=bool(chosen),
         now=now_utc(),
         time_left=display.time_left,
     )

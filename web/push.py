@@ -35,6 +35,7 @@ from imtheboss.web import players as players_
 from imtheboss.web.hooks import with_deadline
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
@@ -243,7 +244,8 @@ def payload(row: OutboundPost, game: Game, seat: Seat, players: list[str]) -> di
     window = body.get("window")
     with force_locale(locale):
         zone = seat.timezone
-        said = story.row_text(note, players, zone)
+        can_stop = row.kind != "stop" or has_stop_card(load_state(game), seat.seat_index)
+        said = story.row_text(note, players, zone, can_stop)
         if row.kind == "reminder":
             said = _still_asked(game, seat.seat_index, window, players) or said
         text = with_deadline(said, body, zone, "until")

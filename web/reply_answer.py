@@ -12,6 +12,7 @@ import re
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web import players
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import _after_commit, now_utc
 from sqlalchemy import select
@@ -23,6 +24,7 @@ ANSWERS = (
     "done",
     "unclear",
     "not_now",
+    "no_stop_card",
     "several",
     "window_ended",
     "newer",
@@ -70,7 +72,7 @@ def answer(
     body = {
         "answer": said,
         "for_seat": seat.seat_index,
-        "locale": seat.locale,
+        "locale": players.seat_language(seat),
         **thread,
         **details,
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import display
@@ -42,7 +43,8 @@ DEAL_COMMANDS = frozenset({"accept", "reject", "offer", "close", "fail"})
 class Choice:
     """What a reading comes to: ``command`` (ready for ``service.submit``), or ``problem``:
     ``"unclear"`` (not one of the words), ``"not_now"`` (a word, but not a move the seat may
-    make now), ``"several"`` (the word fits more than one move: the page must say which)."""
+    make now), ``"no_stop_card"`` (``stop`` in a stop window the seat can only allow: it holds
+    no stop card), ``"several"`` (the word fits more than one move: the page must say which)."""
 
     command: dict[str, Any] | None = None
     problem: str = ""
@@ -73,6 +75,11 @@ def choices(state: GameState, seat: int, window: str = "") -> dict[str, list[dic
     return out
 
 
+def has_stop_card(state: GameState, seat: int) -> bool:
+    """Whether ``seat`` holds a stop card (its own hand: only for that seat's page or mail)."""
+    return any(CARD_NAMES[c] == "stop" for c in state.hands[seat])
+
+
 def verbs_that_work(state: GameState, seat: int, window: str = "") -> list[str]:
     """The verbs a reply of ``seat`` to the mail of ``window`` can use now: those naming
     exactly one command (``chat`` always, while the seat may chat; ``place`` names its space)."""
@@ -92,7 +99,8 @@ def command_for(reading: Reading | None, state: GameState, seat: int, window: st
     if reading.verb == "place":
         found = [c for c in found if display.space_number(c["space"]) == reading.space]
     if not found:
-        return Choice(problem="not_now")
+        stoppable = reading.verb == "stop" and "allow" in choices(state, seat, window)
+        return Choice(problem="no_stop_card" if stoppable else "not_now")
     if len(found) > 1:
         return Choice(problem="several")
     command = {k: v for k, v in found[0].items() if k != "needs"}

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from imtheboss.web.inputs import BIDI
+from imtheboss.web.inputs import BIDI, SINGLE_LINE_BAD
 
 # verb -> language -> words (the first is the one a mail shows)
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -73,9 +73,8 @@ PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 def understand(line: str) -> Reading | None:
     """The ``Reading`` of one line, or ``None`` when it is none of the words (an offer without
     a number, a number that is not whole, anything else)."""
-    chat = CHAT.match(unicodedata.normalize("NFKC", line).strip())
-    if chat:
-        whole = BIDI.sub("", chat.group(2)).strip()  # as the web's edge refuses them
+    if CHAT.match(unicodedata.normalize("NFKC", line).strip()):
+        whole = chat_text(BIDI.sub("", line))  # bidi controls go, as the web refuses them
         text = whole[:MAX_CHAT].rstrip()
         return Reading("chat", text=text, cut=len(whole) > MAX_CHAT) if text else None
     text = _normal(line)
@@ -89,6 +88,17 @@ def understand(line: str) -> Reading | None:
             rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
             return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
     return None
+
+
+def chat_text(line: str) -> str:
+    """The text of a chat line (``chat: …``, ``聊天：…``, ``ｃｈａｔ：…``) as it was written: only
+    the word before the colon is read normalised (NFKC); full-width punctuation, letters and
+    digits of the text stay as they are. Control characters (C0, DEL, C1) become spaces, and
+    the text is stripped."""
+    for index, char in enumerate(line):
+        if unicodedata.normalize("NFKC", char) == ":":
+            return SINGLE_LINE_BAD.sub(" ", line[index + 1 :]).strip()
+    return ""
 
 
 def _price(text: str) -> dict[str, int] | None:

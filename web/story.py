@@ -165,6 +165,10 @@ KIND_TEXTS = {
         "A card waits for your answer: stop it or let it happen. If you do not answer in time,"
         " you let it happen."
     ),
+    "stop_no_card": lazy_gettext(
+        "A card waits for your answer. You have no stop card, so you can only let it happen;"
+        " if you do not answer in time, you let it happen too."
+    ),
     "last_call": lazy_gettext(
         "Last call: pass or play a card before the deal closes. If you do not answer in time,"
         " you pass."
@@ -216,14 +220,17 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
     return str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
 
 
-def row_text(row: Any, players: list[str], tz: str = "UTC") -> str:
+def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True) -> str:
     """An outbox row (``Notification``) in the current locale: its message, else its kind's
-    sentence, else (rows written before messages were stored) the text it was written with."""
+    sentence, else (rows written before messages were stored) the text it was written with.
+    ``can_stop``: the seat holds a stop card (else a card's stop window says that it can only
+    let the card happen)."""
     said = (row.body or {}).get("message")
     if said:
         return render(Message.from_json(said), players, tz)
     body = row.body or {}
     kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
+    kind = "stop_no_card" if kind == "stop" and not can_stop else kind
     sentence = KIND_TEXTS.get(kind)
     if sentence is None:
         return row.text

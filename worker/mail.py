@@ -12,6 +12,7 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from functools import partial
 
 import idna
 from flask import current_app, g, render_template
@@ -21,8 +22,9 @@ from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way
-from imtheboss.web.service import now_utc, seats_of
+from imtheboss.web.service import load_state, now_utc, seats_of
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
@@ -90,7 +92,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
-        "row_text": story.row_text,
+        "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
         "reply": reply_way(game, seat, rows, g.locale),
     }
     msg = _message(subject, seat.email)
@@ -100,6 +102,14 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
+    """Whether a mail about a card's stop window offers to stop it: the seat holds a stop card
+    (read only when a row is a stop window's)."""
+    if not any(row.kind == "stop" for row in rows):
+        return True
+    return has_stop_card(load_state(game), seat.seat_index)
 
 
 def _message(subject: str, to: str) -> EmailMessage:
@@ -122,8 +132,10 @@ def _parts(msg: EmailMessage, template: str, context: dict) -> None:
 
 def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     """The email of a row to an explicit address (``row.to_email``), in the row's language:
-    ``organiser``: the confirm link and the admin link; nothing the creator chose (not the
-    title, not the names), since nobody has confirmed that address yet. ``email_changed``: the
+    ``organiser``: the confirm link and the admin link, the game told from the organiser's
+    other games by what the server chose (its code, when it was made, its number of players);
+    nothing the creator chose (not the title, not the names), since nobody has confirmed that
+    address yet. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
@@ -132,12 +144,20 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
-        subject = _("[I'm the Boss!] confirm your game to send its invitations")
+        # two games told apart by what the server chose: when each was made, and its code
+        made, code = display.page_time(game.created_at, "UTC"), game.id
+        subject = _(
+            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
+            code=code,
+            time=made,
+        )
         context = {
             "confirm": confirm_link(game),
             "admin": row.body.get("link", ""),
             "players": int(row.body.get("players", 0)),
             "base": base,
+            "made": made,
+            "code": code,
         }
     elif row.kind == "email_changed":
         subject = _(

@@ -1,9 +1,10 @@
 """Composing the answer to a reply by mail (``reply_answer`` rows, ``imtheboss.web.reply_answer``):
 threaded on the reply (``In-Reply-To``, ``References``, ``Re:`` subject), in the seat's
-language: what the move was (``imtheboss.web.reply_moves``) and what was done (the events as
-the seat sees them, ``imtheboss.web.story``, times in the seat's zone) or why nothing was, the
-words that work now with the next decision's reply address, the seat's own game link and the
-footer every mail has (the game's name, the unsubscribe link).
+language (its own, else its address's default, as every mail: ``players.seat_language``):
+what the move was (``imtheboss.web.reply_moves``) and what was done (the events as the seat
+sees them, ``imtheboss.web.story``, times in the seat's zone, as every mail) or why nothing
+was, the words that work now with the next decision's reply address, the seat's own game link
+and the footer every mail has (the game's name, the unsubscribe link).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from flask import g
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.history import Message
-from imtheboss.web import display, story
+from imtheboss.web import display, players, story
 from imtheboss.web.links import seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.refusals import refusal
@@ -31,8 +32,10 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
     context)`` are ``imtheboss.worker.mail``'s builders. Raises ``MailFailure``
     (``bad_address``)."""
     body = row.body
-    g.locale = body.get("locale") if body.get("locale") in LOCALES else "en"
     seat = seat_row(game.id, int(body.get("for_seat", -1)))
+    # as every other mail: the seat's own language, else its address's default (/me/settings)
+    own = players.seat_language(seat) if seat is not None else ""
+    g.locale = own or (body.get("locale") if body.get("locale") in LOCALES else "en")
     subject = body.get("subject") or _("[I'm the Boss!] %(title)s: your reply", title=game.title)
     msg = message(subject, row.to_email or "")
     if body.get("in_reply_to"):
@@ -96,6 +99,10 @@ def _why(body: dict) -> str:
 WHY = {
     "unclear": _l("We could not read a move in your reply, so nothing was done."),
     "not_now": _l("That is not a move you can make now, so nothing was done."),
+    "no_stop_card": _l(
+        "You have no stop card, so you cannot stop this card, and nothing was done. You can"
+        " only let it happen: reply with the word to let it happen, or do not answer."
+    ),
     "several": _l(
         "That word fits more than one move here, so nothing was done: choose on the game page."
     ),

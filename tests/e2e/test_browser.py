@@ -339,3 +339,66 @@ def test_the_zone_is_guessed_from_the_browser(app, live_server: str, browser: Br
     for player in (taipei, lima, utc):
         assert player.problems == [], f"{player.name}'s pages broke their CSP"
         player.page.context.close()
+
+
+def test_a_browser_zone_of_the_same_offset_is_not_offered(
+    app, live_server: str, browser: Browser
+) -> None:
+    """A seat in Asia/Taipei read in an Asia/Shanghai browser: both are UTC+8 and the times are
+    the same, so the page offers no zone; a browser in Asia/Tokyo (UTC+9) is offered its own."""
+    from imtheboss.web.models import Seat, db
+    from sqlalchemy import update
+
+    with app.app_context():
+        created = create_game("Zones", PLAYERS, seed=find_setup().seed)
+        db.session.execute(
+            update(Seat).where(Seat.game_id == created.game_id).values(timezone="Asia/Taipei")
+        )
+        db.session.commit()
+    gid, tokens = created.game_id, created.seat_tokens
+    shanghai = sign_in(browser, live_server, gid, tokens[0], NAMES[0], timezone_id="Asia/Shanghai")
+    shanghai.page.wait_for_timeout(300)  # the offer is made when the page has loaded
+    expect(shanghai.page.locator("#zone-guess")).to_be_hidden()
+    tokyo = sign_in(browser, live_server, gid, tokens[1], NAMES[1], timezone_id="Asia/Tokyo")
+    expect(tokyo.page.locator("#zone-guess")).to_be_visible()
+    for player in (shanghai, tokyo):
+        assert player.problems == [], f"{player.name}'s pages broke their CSP"
+        player.page.context.close()
+
+
+def test_my_games_without_a_zone_are_in_the_browser_s(
+    app, live_server: str, browser: Browser
+) -> None:
+    """/me of a player who chose no zone: the server writes UTC, and the browser (Asia/Shanghai)
+    writes every time in its own zone and says so."""
+    from flask import session
+    from imtheboss.web import players as players_
+    from imtheboss.web.models import Seat, db
+    from sqlalchemy import update
+
+    email = "zone.player@players.imtheboss.net"
+    with app.app_context():
+        created = create_game("Zones", PLAYERS, seed=find_setup().seed)
+        db.session.execute(update(Seat).where(Seat.game_id == created.game_id).values(email=email))
+        db.session.commit()
+    with app.test_request_context():
+        players_.sign_in(email)
+        cookie = app.session_interface.get_signing_serializer(app).dumps(dict(session))
+    context = browser.new_context(viewport=DESKTOP, locale="en-US", timezone_id="Asia/Shanghai")
+    context.set_default_timeout(WAIT_MS)
+    context.add_cookies(
+        [{"name": app.config["SESSION_COOKIE_NAME"], "value": cookie, "url": live_server}]
+    )
+    page = context.new_page()
+    problems: list[str] = []
+    watch_problems(context, page, problems)
+    page.goto(f"{live_server}/me")
+    expect(page.locator(".zone-note")).to_contain_text(
+        "Times are in this browser's zone, UTC+8, Shanghai."
+    )
+    times = page.locator("time[data-browser-time]")
+    expect(times.first).to_have_text(re.compile(r"^\w{3} \d{4}-\d\d-\d\d \d\d:\d\d UTC\+8$"))
+    assert "UTC+8" in page.locator("ul.my-games").inner_text()
+    assert " UTC " not in page.locator("ul.my-games").inner_text() + " "
+    assert problems == [], "the page broke its CSP"
+    context.close()

@@ -14,6 +14,8 @@ import pytest
 from flask_babel import force_locale
 from helpers_deal import NAMES, PLAYERS
 from helpers_pages import act, count, form_for, forms_of
+from helpers_replies import quoted, raw_mail
+from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.engine.board import default_board
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.options import Options
@@ -23,8 +25,13 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web.command_forms import CommandForm
 from imtheboss.web.decisions import asked_of, consequence, reoffers
 from imtheboss.web.display import INVESTOR_NAMES, card_text
-from imtheboss.web.models import CommandRecord, EventRecord
+from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
+from imtheboss.web.reply_address import reply_address
+from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.worker.mail import compose
+from sqlalchemy import select
 
 HTMX = {"HX-Request": "true"}
 
@@ -308,3 +315,63 @@ def test_the_board_names_the_investors_beside_their_letters(app, game, lang, nam
     with app.test_request_context(), force_locale(lang):
         wanted = [str(n) for n in INVESTOR_NAMES.values()]
     assert all(n in legend for n in [*names, *wanted]), legend
+
+
+def test_a_stop_window_offers_only_what_a_seat_without_a_stop_card_can_do(app, game) -> None:
+    """The provider holds no stop card: its page and its mail about the travel card's window
+    say it can only let it happen (never "stop it"), and a reply "stop" says why nothing was
+    done."""
+    created, s, clients = game
+    gid = created.game_id
+    act(clients[s.boss], gid, {"do": "place_marker", "space": s.space})
+    act(clients[s.boss], gid, {"do": "open_deal"})
+    act(
+        clients[s.traveller],
+        gid,
+        {"do": "travel", "card": s.travel_card, "target": f"investor:{s.letter}"},
+    )
+    with app.app_context():
+        assert not has_stop_card(load_state(get_game(gid)), s.provider)
+    asked = plain(section(clients[s.provider].get(f"/g/{gid}").text, "asked"))
+    assert "you have no stop card, so you can only let it happen" in asked
+    assert "stop it or" not in asked
+    assert "stop it or let it happen" in plain(
+        section(clients[s.stopper].get(f"/g/{gid}").text, "asked")
+    )
+
+    app.config.update(REPLY_CONFIG)
+    with app.app_context():
+        game_row = get_game(gid)
+        seats = {
+            x.seat_index: x
+            for x in db.session.execute(select(Seat).where(Seat.game_id == gid)).scalars()
+        }
+        rows = {
+            r.seat_index: r
+            for r in db.session.execute(
+                select(Notification).where(Notification.game_id == gid, Notification.kind == "stop")
+            ).scalars()
+        }
+        mine = (
+            compose(game_row, seats[s.provider], [rows[s.provider]])
+            .get_body(("plain",))
+            .get_content()
+        )
+        theirs = (
+            compose(game_row, seats[s.stopper], [rows[s.stopper]])
+            .get_body(("plain",))
+            .get_content()
+        )
+        assert "You have no stop card, so you can only let it happen" in mine
+        assert "stop it or" not in mine
+        assert "stop it or let it happen" in theirs
+        address = reply_address(gid, seats[s.provider], rows[s.provider].body["window"])
+        email = seats[s.provider].email
+    raw = raw_mail("stop\n\n" + quoted(), to=address, sender=email)
+    with app.app_context():
+        assert apply_reply(raw).status == "answered"
+    row = answers(app)[-1]
+    assert row.body["answer"] == "no_stop_card"
+    with app.app_context():
+        said = compose(get_game(gid), None, [row]).get_body(("plain",)).get_content()
+    assert "You have no stop card, so you cannot stop this card" in said

@@ -53,6 +53,7 @@ from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.web import story
 from imtheboss.web.display import card_text
 from imtheboss.web.models import EventRecord, Notification, db
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 
@@ -292,7 +293,8 @@ def check_page_text(
                 .where(Notification.game_id == gid, Notification.seat_index == viewer)
                 .order_by(Notification.id.desc())
             ).scalars()
-            texts = [story.row_text(row, list(state.players)) for row in rows]
+            can_stop = has_stop_card(state, viewer)  # a stop window says what the seat can do
+            texts = [story.row_text(row, list(state.players), "UTC", can_stop) for row in rows]
         inbox = seen[f"/g/{gid}/inbox"]
         shown = [
             html.unescape(re.sub(r"<[^>]+>", "", x).strip())

@@ -116,3 +116,45 @@ def test_a_language_the_form_does_not_offer_is_refused(app) -> None:
     assert response.status_code == 400 and "language" in response.text
     with app.app_context():
         assert db.session.execute(select(Notification)).first() is None
+
+
+def _unsubscribe(app, locale: str) -> tuple[str, str]:
+    from urllib.parse import urlsplit
+
+    from imtheboss.web.links import unsubscribe_link
+
+    with app.app_context():
+        created = create_game("Friday", PLAYERS)
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == created.game_id, Seat.seat_index == 1)
+        ).scalar_one()
+        seat.locale = locale
+        db.session.commit()
+        return created.game_id, urlsplit(unsubscribe_link(created.game_id, seat)).path
+
+
+def test_the_unsubscribe_page_is_in_the_seat_s_language_with_the_site_s_layout(app) -> None:
+    """The "不再接收这些邮件" link of a Chinese mail opens a Chinese page in the site's layout
+    (header, language switch), whatever the browser's language; stopping says so in Chinese."""
+    gid, path = _unsubscribe(app, "zh_Hans")
+    client = app.test_client()
+    english = {"Accept-Language": "en"}
+    page = client.get(path, headers=english).text
+    assert '<html lang="zh-Hans">' in page and 'class="top"' in page and "Friday" in page
+    assert "不再给 Bill 发送这局游戏的任何邮件吗？" in page and "不再接收邮件" in page
+    assert "Stop" not in page and "email" not in page.split("<main>")[1], page
+    done = client.post(path, headers=english).text
+    assert "Bill：你将不再收到这局游戏的邮件。" in done and "no more email" not in done
+    with app.app_context():
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == 1)
+        ).scalar_one()
+        assert seat.notify == "off"
+
+
+def test_the_unsubscribe_page_of_a_seat_without_a_language_is_the_browser_s(app) -> None:
+    _gid, path = _unsubscribe(app, "")
+    page = app.test_client().get(path, headers={"Accept-Language": "zh-TW"}).text
+    assert '<html lang="zh-Hant">' in page and "不再給 Bill 寄送這局遊戲的任何郵件嗎？" in page
+    page = app.test_client().get(path + "?lang=en", headers={"Accept-Language": "zh-TW"}).text
+    assert "Stop all email about this game for Bill?" in page

@@ -129,3 +129,33 @@ def test_a_signed_in_player_opening_the_game_page_directly_gets_their_seat(app):
     stranger = signed_in_client(app, "someone@players.imtheboss.net")
     answer = stranger.get(f"/g/{games.stop}")
     assert answer.status_code == 403 and "Open the link from your invitation" in answer.text
+
+
+def _zones(page: str) -> set[str]:
+    """The zones the page's times are written in (``… 14:00 UTC+8``)."""
+    return set(re.findall(r"\d\d:\d\d (UTC[+-]?[\d:]*)", page))
+
+
+def test_every_game_s_times_are_in_the_player_s_one_zone(app):
+    """Seats in different zones (one Asia/Shanghai, the others UTC): /me writes every time in
+    the player's zone (its defaults), said once on the page; without one, UTC, and a way to
+    choose."""
+    from imtheboss.web.players import player_row
+
+    games = make_home_games(app, EMAIL)
+    with app.app_context():
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == games.soon, Seat.email == EMAIL)
+        ).scalar_one()
+        seat.timezone = "Asia/Shanghai"
+        db.session.commit()
+    client = signed_in_client(app, EMAIL)
+    page = client.get("/me").text
+    assert _zones(page) == {"UTC"}, page
+    assert "Times are in UTC." in page and "Choose your time zone" in page
+    with app.app_context():
+        player_row(EMAIL, create=True).timezone = "America/Lima"
+        db.session.commit()
+    page = client.get("/me").text
+    assert _zones(page) == {"UTC-5"}, page
+    assert "Times are in UTC-5, Lima." in page and "Choose your time zone" not in page

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 from helpers_deal import PLAYERS
 from helpers_organiser import ADMIN, confirm, confirm_link, csrf_of, mail_text, new_game_form
+from imtheboss.web.display import page_time
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.service import ServiceError, create_game, get_game
 from imtheboss.worker.mail import compose
@@ -295,3 +296,23 @@ def test_fixing_an_email_to_the_same_address_tells_nobody(app) -> None:
     with app.app_context():
         assert _rows(gid, "email_changed") == []
         assert _count(CommandRecord) == 0
+
+
+def test_the_organiser_s_mails_of_two_games_are_told_apart(app, client, clock) -> None:
+    """Two games made by one organiser: each confirmation mail names its game in the subject
+    and body by what the server chose (its code, when it was made), never by the title."""
+    first = _create_by_api(client)["game_id"]
+    clock.advance(minutes=7)
+    second = _create_by_api(client)["game_id"]
+    with app.app_context():
+        mails = [_mail(gid, "organiser") for gid in (first, second)]
+        made = [page_time(get_game(gid).created_at, "UTC") for gid in (first, second)]
+    assert made[0] != made[1] and all(
+        m in str(msg["Subject"]) for m, msg in zip(made, mails, strict=True)
+    )
+    subjects = [str(m["Subject"]) for m in mails]
+    assert subjects[0] != subjects[1]
+    for gid, msg in zip((first, second), mails, strict=True):
+        text = mail_text(msg)
+        assert gid in str(msg["Subject"]) and f"This game's code is {gid};" in text
+        assert SPAM not in str(msg["Subject"]) and SPAM not in text

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 from helpers_deal import NAMES, PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
 from helpers_pages import act, commands_on, count, form_for, forms_of, post
@@ -581,3 +582,18 @@ def test_emailed_window_anchor_exists_on_the_game_page(app, game) -> None:
 
     (mine,) = [a for a in awaiting(state) if a["seat"] == s.boss]
     assert f'id="window-{mine["window"]}"' in clients[s.boss].get(f"/g/{gid}").text
+
+
+@pytest.mark.parametrize(
+    ("lang", "word"), [("zh_Hans", "聊天软件通知"), ("zh_Hant", "聊天軟體通知")]
+)
+def test_the_admin_page_s_webhooks_are_said_in_chinese(app, game, lang, word) -> None:
+    created, _s, _clients = game
+    gid = created.game_id
+    admin = app.test_client()
+    assert admin.get(f"/g/{gid}/admin/{created.admin_token}").status_code == 303
+    page = admin.get(f"/g/{gid}/admin?lang={lang}").text
+    assert f"<h2>{word}</h2>" in page and f">{word}</a>" in page
+    assert "Webhook" not in page
+    hooks = admin.get(f"/g/{gid}/admin/hooks?lang={lang}")
+    assert hooks.status_code == 200 and "Webhook" not in hooks.text and word in hooks.text

@@ -115,3 +115,13 @@ def test_a_seat_without_a_language_of_its_own_reads_its_game_in_the_default(app)
     mine = app.test_client()  # a seat with a language of its own keeps it
     assert mine.get(f"/g/{own.game_id}/s/{own.seat_tokens[0]}").status_code == 303
     assert '<html lang="en">' in mine.get(f"/g/{own.game_id}").text
+
+
+def test_the_api_token_is_said_in_plain_words(app):
+    """/me/settings in Chinese says what the token is for in plain words; the technical detail
+    stays small (code), no English sentence."""
+    client = signed_in_client(app, EMAIL)
+    page = client.get("/me/settings?lang=zh_Hans").text
+    assert "程序可以用这个令牌读取你的游戏列表。" in page
+    assert "bearer" not in page and "发送到" not in page
+    assert '<p class="meta">给程序员： <code>GET /api/me</code>' in page

@@ -179,3 +179,20 @@ def test_a_reply_to_a_game_not_started_is_refused_in_the_seat_s_language(app, la
     assert _reply(app, a, "place 3") == "answered"
     plain = _texts(_answer(app))[0]
     assert says in plain and (lang == "en" or not ENGLISH.search(plain)), plain
+
+
+@pytest.mark.parametrize("lang", ["zh_Hans", "zh_Hant"])
+def test_a_seat_with_no_language_is_answered_in_its_address_s_default(app, lang) -> None:
+    """As every other mail: a seat that chose no language reads its address's default
+    (/me/settings), here a Chinese mail replied ``接受。``-style in Chinese."""
+    from imtheboss.web.players import player_row
+
+    a = asked(app, "")
+    with app.app_context():
+        player_row(a.email.lower(), create=True).locale = lang
+        db.session.commit()
+    assert _reply(app, a, "place 3") == "done"
+    mail = _answer(app)
+    plain, html = _texts(mail)
+    assert SAYS[lang]["placed"] in plain and SAYS[lang]["placed"] in html
+    assert not ENGLISH.search(plain), plain

@@ -10,12 +10,13 @@ from email.parser import BytesParser
 from email.policy import default
 
 import pytest
+from helpers_pages import act
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web import story
 from imtheboss.web.models import CommandRecord, Game, db
 from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.service import get_game, load_events, seats_of, submit
+from imtheboss.web.service import get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 
@@ -236,3 +237,26 @@ def test_the_answer_parses_as_a_threaded_mail(app) -> None:
     [row] = answers(app)
     parsed = BytesParser(policy=default).parsebytes(bytes(_answer_mail(app, row)))
     assert parsed["In-Reply-To"] == "<p@client>"
+
+
+def test_by_mail_marks_only_the_replying_seat_s_own_act(app, game) -> None:
+    """The last answer by mail to a stop window lets the travel card take effect: the history
+    says "by mail" of that answer only, not of the card that took effect (another seat's)."""
+    created, s, clients = game
+    gid = created.game_id
+    act(clients[s.boss], gid, {"do": "place_marker", "space": s.space})
+    act(clients[s.boss], gid, {"do": "open_deal"})
+    target = f"investor:{s.letter}"
+    act(clients[s.traveller], gid, {"do": "travel", "card": s.travel_card, "target": target})
+    with app.app_context():
+        window = load_state(get_game(gid)).pending.window.id
+        submit(gid, s.stopper, {"do": "allow", "window": window}, "page-allow")
+        before = _last_seq(app, gid)
+        submit(gid, s.provider, {"do": "allow", "window": window}, "mail-allow", via="mail")
+        events = load_events(gid, before)
+        players = [x.name for x in seats_of(gid)]
+        lines = {e.type: story.line(e, players, s.provider) for e in events}
+    assert "card_took_effect" in lines and lines["window_answered"].endswith("· by mail")
+    assert not lines["card_took_effect"].endswith("· by mail"), lines
+    page = clients[s.provider].get(f"/g/{gid}/history").text
+    assert page.count("by mail") == 1, page

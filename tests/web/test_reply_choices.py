@@ -18,6 +18,7 @@ from imtheboss.web.reply_choices import (
     choices,
     command_for,
     command_window,
+    has_stop_card,
     verbs_that_work,
 )
 from imtheboss.web.reply_words import Reading
@@ -37,6 +38,7 @@ def _reading(verb: str, state: GameState, seat: int) -> Reading:
 def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
     seen: set[str] = set()
     several: set[str] = set()
+    no_stop_card: list[int] = []
 
     def check(state: GameState, at: datetime) -> None:
         for seat in range(state.n):
@@ -54,6 +56,10 @@ def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
                 elif verb in choices(state, seat):
                     assert choice.problem == "several"
                     several.add(verb)
+                elif verb == "stop" and "allow" in choices(state, seat):
+                    # a stop window the seat can only allow: the answer says why
+                    assert choice.problem == "no_stop_card" and not has_stop_card(state, seat)
+                    no_stop_card.append(seat)
                 else:
                     assert choice.problem == "not_now", (verb, choice)
 
@@ -67,6 +73,7 @@ def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
         )
     assert {"allow", "stop", "pass", "accept", "roll", "draw", "deal", "close", "fail"} <= seen
     assert {"offer", "place", "chat", "reject"} <= seen | several
+    assert no_stop_card  # the games reached a stop window of a seat with no stop card
 
 
 def test_unclear_and_several_are_not_guessed() -> None:

@@ -103,3 +103,26 @@ def test_words_in_the_other_script_are_understood_and_answered_in_the_seat_s(app
         assert [e.data["seat"] for e in load_events(a.game_id) if e.type == "die_rolled"] == [
             a.seat
         ]
+
+
+def test_a_chat_keeps_its_full_width_punctuation_as_written(app) -> None:
+    """Only the word ``聊天`` is read normalised: the chat text is sent as the player wrote it."""
+    a = asked(app, "zh_Hant")
+    raw = raw_mail("聊天：大家好，今天誰當老闆？\n\n" + quoted(), to=a.address, sender=a.email)
+    with app.app_context():
+        assert apply_reply(raw).status == "done"
+        [chat] = [e for e in load_events(a.game_id) if e.type == "chat"]
+    assert chat.data["text"] == "大家好，今天誰當老闆？"
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ("ｃｈａｔ：ＯＫ！３", "ＯＫ！３"),
+        ("Chat : 100%，好", "100%，好"),
+        ("chat: a\x07b\x1bc\x85d", "a b c d"),
+    ],
+)
+def test_a_chat_s_word_is_read_normalised_and_its_text_kept(line, text) -> None:
+    reading = understand(line)
+    assert reading is not None and reading.verb == "chat" and reading.text == text

@@ -171,3 +171,18 @@ def test_simulate_prints_its_log_in_the_language_asked(lang: str) -> None:
         if lang != "en":
             bare = re.sub(r"Amy|Bill|Carla|David|Erin|[0-9a-f]{12}…", "", text)
             assert not LATIN.search(bare), text
+
+
+@pytest.mark.parametrize(("lang", "agreed"), [("zh_Hans", "已达成协议"), ("zh_Hant", "已達成協議")])
+def test_an_agreement_in_an_open_negotiation_reads_as_an_agreement_not_a_closed_deal(
+    app, lang, agreed
+) -> None:
+    """A thread that ended in an agreement is tagged as one: the deal may still be open, so it
+    never reads as a closed deal (成交)."""
+    from flask_babel import force_locale
+    from flask_babel import gettext as _
+    from imtheboss.web.story_page import OUTCOMES
+
+    with app.test_request_context("/"), force_locale(lang):
+        said = str(OUTCOMES["agreed"])
+        assert said == agreed and said != _("closed") and "成交" not in said

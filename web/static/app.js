@@ -25,16 +25,21 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   if (elt && elt.id === "live" && !ibIdle()) event.preventDefault();
 });
 
-/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
-   offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
-function ibZoneText(zone) {
-  var label = "UTC";
+/* A zone's offset from UTC now ("UTC+8"; "" for a zone the browser does not know). */
+function ibOffset(zone) {
   try {
     var parts = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "shortOffset" })
       .formatToParts(new Date());
     var name = parts.filter(function (p) { return p.type === "timeZoneName"; })[0];
-    label = name ? name.value.replace(/^GMT/, "UTC") : "UTC";
-  } catch (e) { return "UTC"; }
+    return name ? name.value.replace(/^GMT/, "UTC") : "UTC";
+  } catch (e) { return ""; }
+}
+
+/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
+   offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
+function ibZoneText(zone) {
+  var label = ibOffset(zone);
+  if (!label) return "UTC";
   var city = zone.indexOf("/") > 0 ? zone.split("/").pop().replace(/_/g, " ") : "";
   var english = (document.documentElement.lang || "en").slice(0, 2) === "en";
   return city && english && zone.indexOf("Etc/") !== 0 ? label + ", " + city : label;
@@ -47,7 +52,9 @@ document.addEventListener("DOMContentLoaded", function () {
   if (!form || !window.Intl) return;
   var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   var kept = "ib-zone-kept:" + form.dataset.game;
-  if (!zone || zone === form.dataset.zone) return;
+  // a zone of the same offset now (Asia/Taipei, Asia/Shanghai: both UTC+8) shows the same times
+  var offset = ibOffset(zone);
+  if (!zone || zone === form.dataset.zone || (offset && offset === ibOffset(form.dataset.zone))) return;
   try {
     if (window.localStorage.getItem(kept) === form.dataset.zone) return;
   } catch (e) { /* no storage: offer anyway */ }
@@ -67,4 +74,32 @@ document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("input[data-guess-zone]").forEach(function (input) {
     if (!input.value && zone) input.value = zone;
   });
+});
+
+/* My games without a zone of the player's own: the times are written in the browser's zone
+   (as the server writes them: "Sun 2026-03-01 17:00 UTC+8"), and the page says so. */
+function ibBrowserTime(iso, zone, lang) {
+  var at = new Date(iso);
+  var parts = {};
+  new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+    hour: "2-digit", minute: "2-digit", hourCycle: "h23"
+  }).formatToParts(at).forEach(function (p) { parts[p.type] = p.value; });
+  var day = new Intl.DateTimeFormat(lang, { timeZone: zone, weekday: "short" }).format(at);
+  return day + " " + parts.year + "-" + parts.month + "-" + parts.day + " " + parts.hour + ":" +
+    parts.minute + " " + ibOffset(zone);
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  var said = document.querySelector("[data-browser-zone-said]");
+  if (!said || !window.Intl) return;
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone || !ibOffset(zone)) return;
+  var lang = document.documentElement.lang || "en";
+  document.querySelectorAll("time[data-browser-time]").forEach(function (el) {
+    el.textContent = ibBrowserTime(el.getAttribute("datetime"), zone, lang);
+  });
+  said.textContent = said.textContent.replace("ZONE", ibZoneText(zone));
+  said.hidden = false;
+  document.querySelector("[data-zone-said]").hidden = true;
 });
