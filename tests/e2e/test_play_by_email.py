@@ -278,7 +278,9 @@ def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> Non
     assert asking, "no card ever waited for an answer"
     for mail in asking:
         text = " ".join(mail.text.split())
-        assert "If you do not answer in time, you let it happen." in text, text
+        # with a stop card: "If you do not answer in time, you let it happen."; without one:
+        # "... you can only let it happen; if you do not answer in time, you let it happen too."
+        assert re.search(r"[Ii]f you do not answer in time, you let it happen", text), text
         assert re.search(rf"({'|'.join(NAMES)}) plays ", text), text
         assert " of " in text or "boss card" in text, text  # on whose card, or a boss card
 
