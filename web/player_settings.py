@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Flask, flash, get_flashed_messages, redirect, render_template, url_for
+from flask_babel import force_locale, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
@@ -124,7 +125,8 @@ def defaults() -> Any:
         row.night = {"start": start, "end": end} if start else None
         row.orders = _orders_value(form.orders.data or "", seats)
         db.session.commit()
-        flash(_("Your defaults are saved: they apply to your new seats."))
+        with force_locale(row.locale or get_locale()):  # the language the next page speaks
+            flash(_("Your defaults are saved: they apply to your new seats."))
         return redirect(url_for("player_settings.defaults"), 303)
     form.language.data = row.locale
     form.timezone.data = row.timezone

@@ -2,7 +2,9 @@
 
 The token names the game, the seat, a fingerprint of the seat's current token and the window
 the mail asks about (``w12``) or, for a mail about more than one thing, the newest window opened
-when it was made (``n12``): ``<game>.<seat>.<fingerprint>.<window>.<signature>`` (itsdangerous
+when it was made (``n12``), with the turn's step then when a turn runs (``w12p``: placing the
+marker; ``s`` roll, ``a`` after the roll, ``d`` discard; the turn's steps share its window):
+``<game>.<seat>.<fingerprint>.<window>.<signature>`` (itsdangerous
 ``Signer``, its own salt). Either way a reply answers no window newer than that (A7): window ids
 ``w0``, ``w1``, … increase. An address of the older form (``-``, no mark) answers no window at all,
 only chat. The address is the capability: a reply to it acts for
@@ -17,13 +19,17 @@ import re
 from dataclasses import dataclass
 
 from flask import current_app
+from imtheboss.engine.state import GameState
 from imtheboss.web.models import Seat
 from itsdangerous import BadSignature, Signer
 
 SALT = "reply-address"
 FINGERPRINT = 8  # hex characters of the seat's token hash
-WINDOW = re.compile(r"w[0-9]{1,6}")
-NEWEST = re.compile(r"n([0-9]{1,6})")
+WINDOW = re.compile(r"(w[0-9]{1,6})([a-z]?)")
+NEWEST = re.compile(r"n([0-9]{1,6})([a-z]?)")
+# The step of the turn's window a mail was made at (the turn's steps share its window): a reply
+# to a mail about placing the marker must not roll, one about rolling must not draw.
+TURN_STEPS = {"place_marker": "p", "turn_start": "s", "after_roll": "a", "discard": "d"}
 GAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 
 
@@ -37,13 +43,15 @@ class ReplyTicket:
     ``FINGERPRINT`` hex characters of the seat's token hash when it was made), ``window`` (a
     window id such as ``w12``, or ``""``), ``newest`` (the number of the newest window a reply
     may answer: the window's own, or the newest opened when a window-less mail was made; -1 for
-    an address of the older form, which answers none)."""
+    an address of the older form, which answers none), ``step`` (the turn's step when the mail
+    was made, ``TURN_STEPS``; ``""``: not known)."""
 
     game_id: str
     seat: int
     fingerprint: str
     window: str
     newest: int = -1
+    step: str = ""
 
     def matches(self, seat: Seat) -> bool:
         """Whether ``seat`` still has the token this address was made for."""
@@ -54,20 +62,34 @@ def _signer() -> Signer:
     return Signer(current_app.config["SECRET_KEY"], salt=SALT)
 
 
-def reply_token(game_id: str, seat: Seat, window: str = "", newest: int = -1) -> str:
+def reply_token(
+    game_id: str, seat: Seat, window: str = "", newest: int = -1, step: str = ""
+) -> str:
     """The signed token of ``seat``'s decision in ``game_id``: ``window``, its id, or ``""``
     and ``newest``, the number of the newest window opened when the mail is made (``-1``: the
-    older form, for tests of it)."""
-    mark = window or (f"n{newest}" if newest >= 0 else "-")
+    older form, for tests of it); ``step``: the turn's step then (``turn_step``)."""
+    mark = (window or (f"n{newest}" if newest >= 0 else "-")) + (step if mark_ok(step) else "")
     payload = f"{game_id}.{seat.seat_index}.{seat.token_hash[:FINGERPRINT]}.{mark}"
     return _signer().sign(payload).decode()
 
 
-def reply_address(game_id: str, seat: Seat, window: str = "", newest: int = -1) -> str:
-    """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``; ``window``
-    and ``newest`` as for ``reply_token``)."""
+def mark_ok(step: str) -> bool:
+    """Whether ``step`` is one of ``TURN_STEPS``' letters."""
+    return step in TURN_STEPS.values()
+
+
+def turn_step(state: GameState) -> str:
+    """The letter of the turn's step in ``state`` (``TURN_STEPS``; ``""`` when no turn runs)."""
+    return TURN_STEPS.get(state.phase, "") if state.turn is not None else ""
+
+
+def reply_address(
+    game_id: str, seat: Seat, window: str = "", newest: int = -1, step: str = ""
+) -> str:
+    """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``; ``window``,
+    ``newest`` and ``step`` as for ``reply_token``)."""
     config = current_app.config
-    token = reply_token(game_id, seat, window, newest)
+    token = reply_token(game_id, seat, window, newest, step)
     return f"{config['MAIL_REPLY_LOCAL']}+{token}@{config['MAIL_DOMAIN']}"
 
 
@@ -100,7 +122,12 @@ def read_address(address: str) -> ReplyTicket:
     game_id, seat, fingerprint, mark = payload.split(".")
     if not GAME.fullmatch(game_id) or not seat.isdigit():  # pragma: no cover - we signed it
         raise BadReplyAddress("malformed token")
-    if WINDOW.fullmatch(mark):
-        return ReplyTicket(game_id, int(seat), fingerprint, mark, int(mark[1:]))
+    window = WINDOW.fullmatch(mark)
+    if window:
+        wid, step = window.groups()
+        return ReplyTicket(game_id, int(seat), fingerprint, wid, int(wid[1:]), step)
     newest = NEWEST.fullmatch(mark)
-    return ReplyTicket(game_id, int(seat), fingerprint, "", int(newest.group(1)) if newest else -1)
+    if newest:
+        number = int(newest.group(1))
+        return ReplyTicket(game_id, int(seat), fingerprint, "", number, newest.group(2))
+    return ReplyTicket(game_id, int(seat), fingerprint, "", -1)

@@ -28,7 +28,13 @@ from imtheboss.engine.windows import due_windows
 from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
-from imtheboss.web.reply_address import BadReplyAddress, ReplyTicket, is_ours, read_address
+from imtheboss.web.reply_address import (
+    BadReplyAddress,
+    ReplyTicket,
+    is_ours,
+    read_address,
+    turn_step,
+)
 from imtheboss.web.reply_answer import answer, seat_row, thread_of
 from imtheboss.web.reply_choices import command_for, command_window
 from imtheboss.web.reply_moves import move_said
@@ -145,16 +151,16 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("over" if game.status == "over" else "refused", refusal=_status(game.status))
     state = load_state(game)
     db.session.rollback()
-    if ticket.window and ticket.window not in open_windows(state):
-        return told("window_ended", window=ticket.window)
     whole = first_line(raw) or ""
     reading = understand(whole) if whole else None
     line = whole[:200]  # what the answer says it read
-    choice = command_for(reading, state, seat.seat_index, ticket.window)
+    chat = reading is not None and reading.verb == "chat"  # answers no window: always taken
+    if ticket.window and ticket.window not in open_windows(state) and not chat:
+        return told("window_ended", window=ticket.window)
+    choice = command_for(reading, state, seat.seat_index, "" if chat else ticket.window)
     if choice.command is None:
         return told(choice.problem, line=line)
-    answers = command_window(state, choice.command)
-    if answers is not None and answers > ticket.newest:
+    if _newer(state, ticket, choice.command):
         return told("newer", line=line)  # asked after the mail was made (A7)
     move = move_said(choice.command, state, seat.seat_index)
     cut = MAX_CHAT if reading is not None and reading.cut else 0
@@ -169,6 +175,19 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return Outcome("duplicate")
     said = [_said(event, seat.seat_index) for _seq, event in result.events]
     return told("done", line=line, messages=said, move=move, cut=cut)
+
+
+def _newer(state: GameState, ticket: ReplyTicket, command: dict) -> bool:
+    """Whether ``command`` answers something asked after the mail of ``ticket`` was made: a
+    newer window, or a later step of the turn's window than the mail's (A7)."""
+    answers = command_window(state, command)
+    if answers is None:
+        return False
+    if answers > ticket.newest:
+        return True
+    turn = state.turn
+    at_turn = turn is not None and answers == int(turn.id[1:])
+    return bool(ticket.step) and at_turn and turn_step(state) != ticket.step
 
 
 def _status(status: str) -> dict[str, str]:

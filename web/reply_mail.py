@@ -13,7 +13,7 @@ from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Seat
-from imtheboss.web.reply_address import reply_address
+from imtheboss.web.reply_address import reply_address, turn_step
 from imtheboss.web.reply_choices import verbs_that_work
 from imtheboss.web.reply_words import shown
 from imtheboss.web.service import load_state
@@ -66,5 +66,7 @@ def _way(game: Game, seat: Seat, lang: str, state: GameState, window: str) -> Re
     if not [v for v in verbs if v != "chat"]:
         return None
     until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
-    address = reply_address(game.id, seat, window, newest=state.window_seq - 1)
+    address = reply_address(
+        game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state)
+    )
     return ReplyWay(address, shown(verbs, lang), until)

@@ -47,6 +47,7 @@ def test_new_seats_of_the_address_start_with_its_defaults(app):
     assert _save(client, **CHOICES).status_code == 303
     page = client.get("/me/settings").text
     assert 'value="Asia/Shanghai"' in page and 'value="23:00"' in page
+    assert "你的默认设置已保存" in page  # the notice speaks the language just chosen
     with app.app_context():
         after = create_game("After", PLAYERS, {"quiet_hours": True}).game_id
         state = load_state(get_game(after))

@@ -127,3 +127,42 @@ def test_an_address_of_the_older_form_only_chats(app) -> None:
     assert _reply(app, old, "chat: hello", "r2", eve) == ("done", "")
     with app.app_context():
         assert [e.data["text"] for e in load_events(gid) if e.type == "chat"] == ["hello"]
+
+
+def test_a_reply_to_the_place_marker_mail_does_not_take_the_next_step_of_the_turn(app) -> None:
+    """The turn's steps share its window: the mail that asks to place the marker carries that
+    step, so once the marker is placed on the web, its ``roll`` or ``deal`` makes nothing and
+    is told to answer the newer mail; a reply to the address made now takes the step."""
+    setup = find_setup()
+    with app.app_context():
+        gid = create_game("Friday", PLAYERS, seed=setup.seed).game_id
+        boss = setup.boss
+        placing = way_now(get_game(gid), _seat(gid, boss), "en").address
+        submit(gid, boss, {"do": "place_marker", "space": setup.space}, "k-place")
+        now = way_now(get_game(gid), _seat(gid, boss), "en").address
+        before = len(load_events(gid))
+        old, new = read_address(placing), read_address(now)
+    assert old.step == "p" and new.step != "p" and new.window == old.window
+    for n, word in enumerate(("deal", "roll")):
+        assert _reply(app, placing, word, f"old-{n}", boss) == ("answered", "newer")
+    with app.app_context():
+        assert len(load_events(gid)) == before
+    assert _reply(app, now, "deal", "new-0", boss)[0] == "done"
+    with app.app_context():
+        assert any(e.type == "deal_opened" for e in load_events(gid)[before:])
+
+
+def test_a_chat_to_the_mail_of_an_ended_window_is_still_taken(app) -> None:
+    gid, setup = _deal(app)
+    eve = setup.provider
+    stop_window = _travel(app, gid, setup)
+    with app.app_context():
+        row = _seat(gid, eve)
+        address = reply_address(gid, row, stop_window)
+        submit(gid, eve, {"do": "allow", "window": stop_window}, "k-web")
+        submit(gid, setup.boss, {"do": "allow", "window": stop_window}, "k-boss")
+    assert _reply(app, address, "allow", "late-0", eve) == ("answered", "window_ended")
+    assert _reply(app, address, "chat: still here", "late-1", eve)[0] == "done"
+    with app.app_context():
+        said = [e.data["text"] for e in load_events(gid) if e.type == "chat"]
+    assert said == ["still here"]
