@@ -72,7 +72,8 @@ WINDOWS = {"turn": 6, "stop": 4, "last_call": 4, "negotiation": 6}
 TABLE = e2e.Table(TITLE, ORGANISER, NAMES, EMAILS, WINDOWS)
 WEB_SEATS = (0, 1)
 MAIL_SEATS = (2, 3, 4)
-PLAY_LIMIT = 420.0  # seconds for the whole game (1.5 to 3.5 minutes on two loaded cores)
+PLAY_LIMIT = 900.0  # seconds for the whole game (2 to 4 minutes on two cores; a long game under
+# the whole suite took over 7: bosses who only answer mail close few deals, so games vary)
 STUCK = 60.0  # seconds without a new event: the game is stuck
 COMMAND_OF = {command: verb for verb, command in VERB_COMMAND.items()}
 # The answers written to replies: the reply's Message-ID, what the answer said (done...).
