@@ -487,16 +487,7 @@ def load_state(game: Game, tail: list[Any] | None = None) -> GameState:
     require_confirmed(game)
     if tail is None or len(tail) != game.last_seq - game.snapshot_seq:
         tail = _event_rows(game.id, game.snapshot_seq, game.last_seq)
-    if game.snapshot is None:
-        return replay_json(_records(tail))
-    try:
-        state = state_from_json(game.snapshot)
-    except SnapshotError as exc:
-        current_app.logger.debug("snapshot of game %s ignored: %s", game.id, exc)
-        return replay_json(_records(_event_rows(game.id, 0, game.last_seq)))
-    for kind, data, by, _v in map(take_record, _records(tail)):
-        fold(state, kind, data, by)
-    return state
+    return _folded(game.id, game.snapshot, game.snapshot_seq, tail, game.last_seq)
 
 
 def state_after(game: Game, seq: int) -> GameState:
@@ -518,13 +509,23 @@ def state_after(game: Game, seq: int) -> GameState:
         ).first()
         if found is not None:
             base_seq, stored = found
-    try:
-        state = state_from_json(stored) if stored is not None else None
-    except SnapshotError:
-        state = None
+    return _folded(game.id, stored, base_seq, _event_rows(game.id, base_seq, seq), seq)
+
+
+def _folded(game_id: str, stored: Any, base_seq: int, tail: list[Any], upto: int) -> GameState:
+    """The state ``stored`` (the snapshot's format, after ``base_seq`` events; ``None``: none)
+    with the stored event rows ``tail`` (``base_seq < seq <= upto``) folded in; the events
+    ``1..upto`` replayed when there is no stored state or this engine refuses it."""
+    state = None
+    if stored is not None:
+        try:
+            state = state_from_json(stored)
+        except SnapshotError as exc:
+            current_app.logger.debug("stored state of game %s ignored: %s", game_id, exc)
     if state is None:
-        return replay_json(_records(_event_rows(game.id, 0, seq)))
-    for kind, data, by, _v in map(take_record, _records(_event_rows(game.id, base_seq, seq))):
+        rows = tail if base_seq == 0 else _event_rows(game_id, 0, upto)
+        return replay_json(_records(rows))
+    for kind, data, by, _v in map(take_record, _records(tail)):
         fold(state, kind, data, by)
     return state
 
