@@ -73,12 +73,16 @@ def money_steps(events: Iterable[Event]) -> list[list[int]]:
     return steps
 
 
-def for_game(game_id: str, v: dict[str, Any]) -> Chart | None:
-    """The chart of a game's whole log, found by the events' type index, with the lines
-    ``v`` (the viewer's ``view``) shows the money of."""
-    records = negotiations.records(game_id, types=RELEVANT)
+def for_game(
+    game_id: str, v: dict[str, Any], upto: int | None = None, players: list[str] | None = None
+) -> Chart | None:
+    """The chart of a game's log (up to event ``upto``; ``None``: all of it), found by the
+    events' type index, with the lines ``v`` (the viewer's ``view``) shows the money of, named
+    ``players`` (``None``: as ``v`` names the seats)."""
+    records = negotiations.records(game_id, upto=upto, types=RELEVANT)
     steps = money_steps(ev for _seq, _at, ev in records)
-    return chart(steps, [s["name"] for s in v["seats"]], shown_seats(v))
+    names = players if players is not None else [s["name"] for s in v["seats"]]
+    return chart(steps, names, shown_seats(v))
 
 
 def shown_seats(v: dict[str, Any]) -> list[int]:

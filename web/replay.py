@@ -67,9 +67,6 @@ def replay_page(gid: str) -> str:
         game, seat, admin, state, chat, recent, acting=False, terms=terms
     )
     _seq, when, event = recent[-1]
-    money = negotiations.records(gid, upto=at, types=money_chart.RELEVANT)
-    steps = money_chart.money_steps(ev for _s, _w, ev in money)
-    v = ctx["v"]
     ctx.update(
         replay=True,
         now=when,  # deadlines read as they did at that moment
@@ -78,7 +75,7 @@ def replay_page(gid: str) -> str:
         step_text=_step_text(event, ctx["players"], seat, ctx["tz"]),
         step_icon=timeline.event_kind(event)[0] if timeline.visible(event, seat) else "•",
         jumps=_jumps(at, total),
-        chart=money_chart.chart(steps, ctx["players"], money_chart.shown_seats(v)),
+        chart=money_chart.for_game(gid, ctx["v"], upto=at, players=ctx["players"]),
     )
     return render_template("replay.html", **ctx)
 
