@@ -228,11 +228,9 @@ def _register_errors(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError):
-        return render(
-            400,
-            "csrf",
-            "the form has expired or lacks its security token; reload the page and try again",
-        )
+        from imtheboss.web.security import csrf_refusal
+
+        return render(400, *csrf_refusal(exc.description or ""))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
