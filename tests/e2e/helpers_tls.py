@@ -39,10 +39,12 @@ http {{
 """
 
 
-def site_conf(folder: Path, port: int, http_port: int, upstream: str) -> str:
+def site_conf(
+    folder: Path, port: int, http_port: int, upstream: str, edits: tuple[tuple[str, str], ...] = ()
+) -> str:
     """``deploy/nginx.conf`` with what an operator changes changed for this test: the ports
     (TLS on ``port``, plain http on ``http_port``, both on 127.0.0.1), the certificate, the log
-    folder and the app's address (``upstream``)."""
+    folder and the app's address (``upstream``); then ``edits`` (``(old, new)`` pairs)."""
     text = EXAMPLE.read_text(encoding="utf-8")
     for old, new in [
         ("listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;"),
@@ -51,6 +53,7 @@ def site_conf(folder: Path, port: int, http_port: int, upstream: str) -> str:
         ("/etc/letsencrypt/live/boss.example.org/privkey.pem", str(folder / "key.pem")),
         ("/var/log/nginx/", f"{folder}/"),
         ("http://127.0.0.1:8000", upstream),
+        *edits,
     ]:
         assert old in text, f"deploy/nginx.conf no longer says {old!r}"
         text = text.replace(old, new)
@@ -91,14 +94,14 @@ class TlsProxy:
     def base(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 
-    def start(self, upstream: str) -> None:
+    def start(self, upstream: str, edits: tuple[tuple[str, str], ...] = ()) -> None:
         """Write the configuration (the shipped example in the test's frame) and run nginx in the
         foreground (its own process group)."""
         # As root, nginx's workers would switch to an unprivileged user that cannot read the
         # test's private temporary folder.
         user = "user root;" if os.geteuid() == 0 else ""
         (self.folder / "imtheboss.conf").write_text(
-            site_conf(self.folder, self.port, self.http_port, upstream)
+            site_conf(self.folder, self.port, self.http_port, upstream, edits)
         )
         conf = self.folder / "nginx.conf"
         conf.write_text(MAIN_CONF.format(user=user, dir=self.folder))

@@ -6,6 +6,9 @@ Through it a game is created by the JSON API, a seat signs in by its secret link
 marker with a form post (CSRF: the ``Host`` passed on keeps its port), the organiser's link, a
 mailed link and a plain-http link (redirected to https) are opened; then nginx's access log holds
 every request and none of the secrets: the secret path segments are written ``[hidden]``.
+
+The same file with nginx's textbook ``Host $host`` (the port dropped) refuses the form, and
+the refusal names the cause: the server is set up wrongly, not "the form has expired".
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class Browser(requests.Session):
         return super().request(method, url, **kwargs)
 
 
-def _place_marker(browser: Browser, base: str, gid: str, name: str) -> None:
+def _post_marker(browser: Browser, base: str, gid: str) -> requests.Response:
     """The seat's page through nginx, then its first place-marker form posted as a browser
     does (the page's own address as ``Referer``: ``same-origin``)."""
     page = browser.get(f"{base}/g/{gid}")
@@ -56,11 +59,11 @@ def _place_marker(browser: Browser, base: str, gid: str, name: str) -> None:
     forms = [f for f in page_forms(page.text) if f.cmd and f.cmd.get("do") == "place_marker"]
     assert forms, "the first player's page has the marker forms"
     action = urljoin(f"{base}/g/{gid}", forms[0].action)
-    moved = browser.post(
-        action,
-        data=forms[0].hidden,
-        headers={"Referer": f"{base}/g/{gid}"},
-    )
+    return browser.post(action, data=forms[0].hidden, headers={"Referer": f"{base}/g/{gid}"})
+
+
+def _place_marker(browser: Browser, base: str, gid: str, name: str) -> None:
+    moved = _post_marker(browser, base, gid)
     assert moved.status_code == 303, moved.text[:2000]
     after = browser.get(f"{base}/g/{gid}")
     assert f"{name} places the marker on space" in after.text
@@ -106,3 +109,27 @@ def test_the_example_serves_a_game_over_tls_and_logs_no_secret(app, gunicorn, tm
     assert f'"GET /g/{gid}/s/[hidden] HTTP/1.1" 301' in logged  # plain http, query dropped
     assert f'"POST /g/{gid}/act HTTP/1.1" 303' in logged
     assert f'"GET /g/{gid}/m/[hidden] HTTP/1.1"' in logged
+
+
+def test_the_textbook_host_header_is_named_as_the_cause(app, gunicorn, tmp_path: Path):
+    proxy = TlsProxy.prepare(tmp_path / "nginx")
+    upstream = gunicorn(BASE_URL=proxy.base, TRUSTED_PROXIES="1")
+    textbook = (
+        ("proxy_set_header Host $http_host;", "proxy_set_header Host $host;"),
+        ("proxy_set_header X-Forwarded-Host $http_host;", ""),
+    )
+    proxy.start(upstream, textbook)
+    try:
+        s = find_setup()
+        with app.app_context():
+            created = create_game("Textbook", PLAYERS, seed=s.seed)
+            gid, token = created.game_id, created.seat_tokens[s.boss]
+            db.session.remove()
+        browser = Browser(str(tmp_path / "nginx" / "ca.pem"))
+        assert browser.get(f"{proxy.base}/g/{gid}/s/{token}").status_code == 303
+        refused = _post_marker(browser, proxy.base, gid)
+    finally:
+        proxy.stop()
+    assert refused.status_code == 400
+    assert "This server is set up wrongly" in refused.text
+    assert "The form has expired" not in refused.text
