@@ -60,7 +60,7 @@ def site_conf(
     return text
 
 
-def test_certificate(folder: Path, host: str = "127.0.0.1") -> Path:
+def issue_certificate(folder: Path, host: str = "127.0.0.1") -> Path:
     """A certificate for ``host`` (an IP address) from a CA of the test's own (trustme), written
     to ``folder/cert.pem`` with its key in ``folder/key.pem``; returns the CA's certificate
     (``folder/ca.pem``), for a client to verify the proxy with."""
@@ -87,7 +87,7 @@ class TlsProxy:
         """Choose the port and make the certificate (before the app starts: its ``BASE_URL``
         is the proxy's address)."""
         folder.mkdir(parents=True, exist_ok=True)
-        test_certificate(folder)
+        issue_certificate(folder)
         return cls(folder, free_port(), free_port())
 
     @property
