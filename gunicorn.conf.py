@@ -3,7 +3,8 @@
 
 Logging only: gunicorn's error and access logs pass the same redaction and carry the same
 request ids as the app's (``imtheboss.web.logs``). Elsewhere (an installed wheel started from
-another folder), pass ``--logger-class imtheboss.web.logs.GunicornLogger --access-logfile -``.
+another folder), pass ``--logger-class imtheboss.web.logs.GunicornLogger --access-logfile -``,
+as the Procfile's ``web`` line does.
 """
 
 logger_class = "imtheboss.web.logs.GunicornLogger"

@@ -101,7 +101,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         SQLALCHEMY_ENGINE_OPTIONS={"hide_parameters": True},
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
-        AUTO_MIGRATE=settings.embedded,  # else the release step migrates (Procfile)
+        AUTO_MIGRATE=settings.embedded,  # else the release step migrates (README, Production)
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_HTTPONLY=True,
         WTF_CSRF_TIME_LIMIT=None,
@@ -228,11 +228,9 @@ def _register_errors(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError):
-        return render(
-            400,
-            "csrf",
-            "the form has expired or lacks its security token; reload the page and try again",
-        )
+        from imtheboss.web.security import csrf_refusal
+
+        return render(400, *csrf_refusal(exc.description or ""))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

@@ -48,6 +48,10 @@ SENTENCES: dict[str, Any] = {
     "method_not_allowed": _l("That page cannot be used that way."),
     "request_entity_too_large": _l("That is too large to send."),
     "csrf": _l("The form has expired: reload the page and try again."),
+    "csrf_host": _l(
+        "This server is set up wrongly (its proxy changes the site's address), so your form "
+        "could not be sent. Please tell whoever runs it; reloading will not help."
+    ),
     "key_reused": _l("That form was already used for another move: reload the page."),
     "bad_key": _l("The form is incomplete: reload the page and try again."),
     "database_unavailable": _l("The game is unavailable for a moment: try again in a minute."),

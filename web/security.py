@@ -35,7 +35,10 @@ Error pages at such URLs carry only links, no forms.
 
 For the check to pass behind a proxy, the proxy must pass on the ``Host`` the browser asked for,
 port included (nginx: ``proxy_set_header Host $http_host``; or ``X-Forwarded-Host`` with
-``TRUSTED_PROXIES``).
+``TRUSTED_PROXIES``). When it does not (nginx's textbook ``Host $host`` drops a port other than
+443), every form of our own pages fails that check: ``csrf_refusal`` says so, to the player
+(code ``csrf_host``: the server is set up wrongly) and in the log (the two hosts, what to fix),
+instead of the usual "the form has expired".
 
 The session cookie is ``Secure`` when ``BASE_URL`` is an ``https://`` address, and a cookie set
 in answer to a secure request is always ``Secure`` (``SecureSessionInterface``); it stays
@@ -50,7 +53,9 @@ proxies: a client reaching the app directly could claim any address.
 
 from __future__ import annotations
 
-from flask import Flask, has_request_context, request
+from urllib.parse import urlsplit
+
+from flask import Flask, current_app, has_request_context, request
 from flask.sessions import SecureCookieSessionInterface
 from imtheboss.web.logs import holds_secret
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -116,3 +121,35 @@ def init_security(app: Flask) -> None:
         app.config["SESSION_COOKIE_SECURE"] = True
     app.session_interface = SecureSessionInterface()
     app.after_request(security_headers)
+
+
+REFERRER_MISMATCH = "The referrer does not match the host."  # Flask-WTF's reason for it
+
+
+def csrf_refusal(reason: str) -> tuple[str, str]:
+    """The refusal ``(code, message)`` for a POST whose CSRF check failed with Flask-WTF's
+    ``reason``, logged with the cause. A ``Referer`` naming this server's public address
+    (``BASE_URL``'s host and port) while the request arrived for another ``Host`` is our own
+    page posted through a proxy that rewrote the host: ``csrf_host``, and a warning naming both
+    hosts and the fix. Anything else: ``csrf`` (an expired or missing token, another site)."""
+    referer = urlsplit(request.referrer or "").netloc
+    public = urlsplit(current_app.config.get("BASE_URL") or "").netloc
+    if reason == REFERRER_MISMATCH and referer and referer == public != request.host:
+        current_app.logger.warning(
+            "form refused: the page was at host %r but the request reached the app for host "
+            "%r: the proxy must pass on the Host the browser sent, port included "
+            "(nginx: proxy_set_header Host $http_host)",
+            referer,
+            request.host,
+        )
+        return "csrf_host", (
+            "this server's proxy changes the address of the site (its Host header), so no "
+            "form can be sent; whoever runs the server must fix it"
+        )
+    current_app.logger.info(
+        "form refused (CSRF): %s (referrer host %r, request host %r)",
+        reason,
+        referer,
+        request.host,
+    )
+    return "csrf", "the form has expired or lacks its security token; reload the page and try again"

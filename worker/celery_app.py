@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery, Task, signals
+from celery.beat import PersistentScheduler
 from flask import Flask
 from imtheboss.web import logs
 from imtheboss.web.models import db
@@ -49,6 +50,15 @@ class FlaskTask(Task):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with flask_app().app_context():
             return self.run(*args, **kwargs)
+
+
+class FolderScheduler(PersistentScheduler):
+    """Celery beat's own scheduler that first makes the folder of its schedule file (the
+    instance folder, or ``BEAT_SCHEDULE_FILE``'s): on a fresh host nothing else has made it."""
+
+    def setup_schedule(self) -> None:
+        Path(self.schedule_filename).parent.mkdir(parents=True, exist_ok=True)
+        super().setup_schedule()
 
 
 def make_celery() -> Celery:
@@ -82,6 +92,7 @@ def make_celery() -> Celery:
                 ("sweep_outbound", "outbound.sweep_outbound"),  # webhooks and push
             )
         },
+        beat_scheduler="imtheboss.worker.celery_app:FolderScheduler",
         beat_schedule_filename=settings.beat_schedule_file
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )

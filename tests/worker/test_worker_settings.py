@@ -48,3 +48,29 @@ def test_the_embedded_default_needs_neither(tmp_path: Path) -> None:
         [sys.executable, "-c", code], env=clean, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and "started" in done.stdout
+
+
+def test_beat_makes_the_folder_of_its_schedule_file(tmp_path: Path) -> None:
+    """On a fresh host (a wheel's working directory without ``instance/``) beat's scheduler
+    makes the instance folder and writes its schedule there instead of crashing at start."""
+    code = (
+        "from imtheboss.worker.celery_app import app; "
+        "from celery.beat import Service; "
+        "c = app.conf; Service(app, scheduler_cls=c.beat_scheduler, "
+        "schedule_filename=c.beat_schedule_filename).scheduler.close(); "
+        "print('scheduled')"
+    )
+    instance = tmp_path / "fresh" / "instance"
+    clean = {k: v for k, v in os.environ.items() if k not in UNSET}
+    clean.update(
+        IMTHEBOSS_INSTANCE=str(instance),
+        SECRET_KEY="beat-test",
+        BASE_URL="https://boss.example.org",
+        REDIS_URL="redis://127.0.0.1:1/0",  # never connected to: the scheduler only opens its file
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=clean, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "scheduled" in done.stdout
+    assert list(instance.glob("celerybeat-schedule*")), "the schedule file is in the new folder"

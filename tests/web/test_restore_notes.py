@@ -1,0 +1,58 @@
+"""The restore steps of docs/operations.md, run for real on the schema: after a restore, mail
+and posts that were waiting at the dump would be sent again by the sweep (what went out after the
+dump included); the documented SQL marks them skipped, and leaves what was made after the dump.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+from helpers_deal import PLAYERS
+from imtheboss.web.models import Notification, db
+from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.service import create_game
+from imtheboss.worker.tasks import requeue_statement
+from sqlalchemy import select, text
+
+OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
+
+
+def _restore_sql() -> list[str]:
+    """The statements of the SQL block in the backup and restore section."""
+    section = OPERATIONS.read_text(encoding="utf-8").partition("## Backup and restore")[2]
+    block = re.search(r"```sql\n(.*?)```", section, re.S)
+    assert block, "docs/operations.md has no SQL block in its backup and restore section"
+    return [s.strip() for s in block.group(1).split(";") if s.strip()]
+
+
+def _notification(gid: str, key: str, at) -> Notification:
+    return Notification(
+        game_id=gid, seat_index=0, kind="news", body={}, text="news", dedupe_key=key, created_at=at
+    )
+
+
+def test_the_documented_sql_keeps_a_restore_from_sending_again(app, clock) -> None:
+    with app.app_context():
+        gid = create_game("Restored", PLAYERS).game_id
+        dumped_at = clock.advance(minutes=1)
+        before = _notification(gid, "before-dump", dumped_at - timedelta(minutes=1))
+        at = before.created_at
+        post = OutboundPost(game_id=gid, kind="event", body={}, dedupe_key="post", created_at=at)
+        after = _notification(gid, "after-dump", dumped_at + timedelta(minutes=5))
+        db.session.add_all([before, post, after])
+        db.session.commit()
+        later = clock.advance(days=2)
+        due = set(db.session.execute(requeue_statement(later)).scalars())
+        assert before.id in due, "a restored pending row would be sent (again)"
+
+        for statement in _restore_sql():
+            db.session.execute(text(statement.replace("'DUMP'", f"'{dumped_at.isoformat()}'")))
+        db.session.commit()
+        db.session.expire_all()
+        due = set(db.session.execute(requeue_statement(later)).scalars())
+        assert before.id not in due and after.id in due
+        assert db.session.get(Notification, before.id).email_state == "skipped"
+        states = db.session.execute(select(OutboundPost.state)).scalars().all()
+        assert states == ["skipped"]
