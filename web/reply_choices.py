@@ -12,7 +12,7 @@ from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import display
-from imtheboss.web.reply_terms import TERMS_VERBS, Shown, agreed, standing
+from imtheboss.web.reply_terms import TERMS_VERBS, Shown, agreed, standing, still_open
 from imtheboss.web.reply_words import Reading
 
 # reply verb -> the engine command it names
@@ -133,11 +133,13 @@ def _terms_problem(
 ) -> str:
     """Why an ``accept``/``reject`` (``found``: the seat's now) cannot act on the terms
     ``shown``: ``""`` (they stand), ``already_answered`` (agreed), ``terms_changed``,
-    ``not_now`` (nothing was shown and nothing waits)."""
+    ``not_now`` (the terms shown wait, but not for this word; or none were shown, none wait)."""
     if standing(state, seat, found, shown):
         return ""
     if agreed(state, shown):
         return "already_answered"
+    if still_open(state, seat, shown):
+        return "not_now"
     return "terms_changed" if found or shown is not None else "not_now"
 
 

@@ -99,26 +99,42 @@ def agreed(state: GameState, shown: Shown | None) -> bool:
     return found is not None and of_terms(found) == shown
 
 
-def open_to(state: GameState, seat: int) -> list[dict[str, Any]]:
-    """The terms waiting for ``seat``'s answer now, as messages (``{"id": "terms", "params":
-    {"player", "price", "card"}}``, ``imtheboss.web.reply_moves.move_text`` renders them): the
-    other side's terms, whose they are, their price and the card (or letter) put forward. Only
-    what the seat may see: terms made with it."""
+def still_open(state: GameState, seat: int, shown: Shown | None) -> bool:
+    """Whether the terms ``shown`` still wait for ``seat``'s answer (whatever it may do now)."""
+    return shown is not None and any(of_terms(t) == shown for _o, t in _waiting(state, seat))
+
+
+def _waiting(state: GameState, seat: int) -> list[tuple[int, Terms]]:
+    """The terms waiting for ``seat``'s answer: the other side's terms made with it, each with
+    that other side's seat."""
     deal = state.deal
     if deal is None:
         return []
     out = []
     for terms in deal.terms.values():
         if seat == deal.boss and terms.by == "provider":
-            other = terms.provider
+            out.append((terms.provider, terms))
         elif seat == terms.provider and terms.by == "boss":
-            other = deal.boss
-        else:
-            continue
-        price = {terms.price[0]: terms.price[1]}
-        params = {"player": other, "price": price, "card": terms.card or terms.letter}
-        out.append({"id": "terms", "params": params})
+            out.append((deal.boss, terms))
     return out
+
+
+def open_to(state: GameState, seat: int) -> list[dict[str, Any]]:
+    """The terms waiting for ``seat``'s answer now, as messages (``{"id": "terms", "params":
+    {"player", "price", "card"}}``, ``imtheboss.web.reply_moves.move_text`` renders them): the
+    other side's terms, whose they are, their price and the card (or letter) put forward. Only
+    what the seat may see: terms made with it."""
+    return [
+        {
+            "id": "terms",
+            "params": {
+                "player": other,
+                "price": {terms.price[0]: terms.price[1]},
+                "card": terms.card or terms.letter,
+            },
+        }
+        for other, terms in _waiting(state, seat)
+    ]
 
 
 def said_shown(state: GameState, seat: int, shown: Shown | None) -> dict[str, Any] | None:

@@ -218,3 +218,14 @@ def test_the_answer_says_what_changed_in_the_seat_s_language(app) -> None:
     text = _text(t.answer_mail())
     assert "你回复的邮件发出后条件已经变了" in text
     assert f"现在：{NAMES[t.other]} 的条件：" in text and "The terms" not in text
+
+
+def test_terms_over_the_proceeds_are_shown_for_reject_and_accept_is_not_now(app) -> None:
+    t = Table(app)
+    t.offer(50)  # above the deal's proceeds (R4.4): only a reject is legal
+    address = str(t.mail_to_boss()["Reply-To"])
+    with app.app_context():
+        assert read_address(address).terms == Shown(t.provider, t.setup.letter, ("cash", 50))
+    assert t.reply(address, "accept", "r1") == ("answered", "not_now")
+    assert t.reply(address, "reject", "r2") == ("done", "")
+    assert t.terms_open() == []
