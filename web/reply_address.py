@@ -5,7 +5,7 @@ the mail asks about (``w12``) or, for a mail about more than one thing, the newe
 when it was made (``n12``), with the turn's step then when a turn runs (``w12p``: placing the
 marker; ``s`` roll, ``a`` after the roll, ``d`` discard; the turn's steps share its window):
 ``<game>.<seat>.<fingerprint>.<window>[.<terms>].<signature>`` (itsdangerous ``Signer``, its
-own salt, HMAC-SHA256 cut to 120 bits; addresses sent with the full-length HMAC-SHA1 signature
+own salt, HMAC-SHA256 cut to 112 bits; addresses sent with the full-length HMAC-SHA1 signature
 of before still read). ``<terms>``: the terms a mail's ``accept``/``reject`` answer, ``1S2m``
 (``imtheboss.web.reply_terms``): a reply acts only on them. Either way a reply answers no
 window newer than that (A7): window ids ``w0``, ``w1``, … increase. An address of the older
@@ -37,7 +37,7 @@ NEWEST = re.compile(r"n([0-9]{1,6})([a-z]?)")
 # to a mail about placing the marker must not roll, one about rolling must not draw.
 TURN_STEPS = {"place_marker": "p", "turn_start": "s", "after_roll": "a", "discard": "d"}
 GAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
-SIGNATURE_BYTES = 15  # 120 bits of HMAC-SHA256: 20 characters, room for the terms' mark
+SIGNATURE_BYTES = 14  # 112 bits of HMAC-SHA256: 19 characters, room for the terms' mark
 
 
 class BadReplyAddress(ValueError):

@@ -14,11 +14,12 @@ from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.web.display import INVESTOR_NAMES
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.reply_address import read_address, reply_address
+from imtheboss.web.reply_address import SALT, BadReplyAddress, read_address, reply_address
 from imtheboss.web.reply_apply import apply_reply
 from imtheboss.web.reply_terms import Shown
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
+from itsdangerous import Signer
 from sqlalchemy import select
 
 
@@ -229,3 +230,25 @@ def test_terms_over_the_proceeds_are_shown_for_reject_and_accept_is_not_now(app)
     assert t.reply(address, "accept", "r1") == ("answered", "not_now")
     assert t.reply(address, "reject", "r2") == ("done", "")
     assert t.terms_open() == []
+
+
+def test_the_longest_address_fits_and_one_signed_before_still_reads(app) -> None:
+    """The terms make room by a 112-bit signature: with the largest window number and terms the
+    local part stays within 64 characters (RFC 5321); an address sent before, with the
+    full-length signature of then, still reads (it shows no terms: it accepts none)."""
+    t = Table(app)
+    with app.app_context():
+        seat = t.seat(t.boss)
+        terms = Shown(5, None, ("shares", 999))
+        longest = reply_address(t.gid, seat, "", newest=999_999, step="p", terms=terms)
+        assert len(longest.partition("@")[0]) <= 64, longest
+        assert read_address(longest).terms == terms
+        payload = f"{t.gid}.{t.boss}.{seat.token_hash[:8]}.w3"
+        secret = app.config["SECRET_KEY"]
+        before = Signer(secret, salt=SALT).sign(payload).decode()
+        ticket = read_address(f"play+{before}@boss.example.org")
+        assert (ticket.window, ticket.terms) == ("w3", None)
+        head, _dot, sig = before.rpartition(".")
+        flipped = f"{head}.{'A' if sig[0] != 'A' else 'B'}{sig[1:]}"  # a character that counts
+        with pytest.raises(BadReplyAddress):
+            read_address(f"play+{flipped}@boss.example.org")
