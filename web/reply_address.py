@@ -4,24 +4,30 @@ The token names the game, the seat, a fingerprint of the seat's current token an
 the mail asks about (``w12``) or, for a mail about more than one thing, the newest window opened
 when it was made (``n12``), with the turn's step then when a turn runs (``w12p``: placing the
 marker; ``s`` roll, ``a`` after the roll, ``d`` discard; the turn's steps share its window):
-``<game>.<seat>.<fingerprint>.<window>.<signature>`` (itsdangerous
-``Signer``, its own salt). Either way a reply answers no window newer than that (A7): window ids
-``w0``, ``w1``, … increase. An address of the older form (``-``, no mark) answers no window at all,
-only chat. The address is the capability: a reply to it acts for
-that seat. Rotating the seat's token (admin "resend invitation") kills every older address; a
-window that ended makes its address answer "that window ended". The token is short enough for a
-64-character local part (RFC 5321) and uses only the characters of a dot-atom.
+``<game>.<seat>.<fingerprint>.<window>[.<terms>].<signature>`` (itsdangerous ``Signer``, its
+own salt, HMAC-SHA256 cut to 112 bits; addresses sent with the full-length HMAC-SHA1 signature
+of before still read). ``<terms>``: the terms a mail's ``accept``/``reject`` answer, ``1S2m``
+(``imtheboss.web.reply_terms``): a reply acts only on them. Either way a reply answers no
+window newer than that (A7): window ids ``w0``, ``w1``, … increase. An address of the older
+form (``-``, no mark) answers no window at all, only chat. The address is the capability: a
+reply to it acts for that seat. Rotating the seat's token (admin "resend invitation") kills
+every older address; a window that ended makes its address answer "that window ended". The
+token is short enough for a 64-character local part (RFC 5321) and uses only the characters of
+a dot-atom.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.web.models import Seat
+from imtheboss.web.reply_terms import Shown, read_mark
 from itsdangerous import BadSignature, Signer
+from itsdangerous.signer import HMACAlgorithm
 
 SALT = "reply-address"
 FINGERPRINT = 8  # hex characters of the seat's token hash
@@ -31,6 +37,7 @@ NEWEST = re.compile(r"n([0-9]{1,6})([a-z]?)")
 # to a mail about placing the marker must not roll, one about rolling must not draw.
 TURN_STEPS = {"place_marker": "p", "turn_start": "s", "after_roll": "a", "discard": "d"}
 GAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
+SIGNATURE_BYTES = 14  # 112 bits of HMAC-SHA256: 19 characters, room for the terms' mark
 
 
 class BadReplyAddress(ValueError):
@@ -44,7 +51,8 @@ class ReplyTicket:
     window id such as ``w12``, or ``""``), ``newest`` (the number of the newest window a reply
     may answer: the window's own, or the newest opened when a window-less mail was made; -1 for
     an address of the older form, which answers none), ``step`` (the turn's step when the mail
-    was made, ``TURN_STEPS``; ``""``: not known)."""
+    was made, ``TURN_STEPS``; ``""``: not known), ``terms`` (the terms its mail's ``accept`` and
+    ``reject`` answer; ``None``: it showed none)."""
 
     game_id: str
     seat: int
@@ -52,24 +60,47 @@ class ReplyTicket:
     window: str
     newest: int = -1
     step: str = ""
+    terms: Shown | None = None
 
     def matches(self, seat: Seat) -> bool:
         """Whether ``seat`` still has the token this address was made for."""
         return seat.token_hash[:FINGERPRINT] == self.fingerprint
 
 
-def _signer() -> Signer:
-    return Signer(current_app.config["SECRET_KEY"], salt=SALT)
+class _ShortHMAC(HMACAlgorithm):
+    """HMAC-SHA256 cut to ``SIGNATURE_BYTES`` (a truncated HMAC, as RFC 2104 allows)."""
+
+    def __init__(self) -> None:
+        super().__init__(hashlib.sha256)
+
+    def get_signature(self, key: bytes, value: bytes) -> bytes:
+        return super().get_signature(key, value)[:SIGNATURE_BYTES]
+
+
+def _signer(legacy: bool = False) -> Signer:
+    """The signer of addresses (``legacy``: the full HMAC-SHA1 of addresses sent before)."""
+    secret = current_app.config["SECRET_KEY"]
+    if legacy:
+        return Signer(secret, salt=SALT)
+    return Signer(secret, salt=SALT, algorithm=_ShortHMAC())
 
 
 def reply_token(
-    game_id: str, seat: Seat, window: str = "", newest: int = -1, step: str = ""
+    game_id: str,
+    seat: Seat,
+    window: str = "",
+    newest: int = -1,
+    step: str = "",
+    terms: Shown | None = None,
 ) -> str:
     """The signed token of ``seat``'s decision in ``game_id``: ``window``, its id, or ``""``
     and ``newest``, the number of the newest window opened when the mail is made (``-1``: the
-    older form, for tests of it); ``step``: the turn's step then (``turn_step``)."""
+    older form, for tests of it); ``step``: the turn's step then (``turn_step``); ``terms``:
+    those the mail's ``accept``/``reject`` answer."""
     mark = (window or (f"n{newest}" if newest >= 0 else "-")) + (step if mark_ok(step) else "")
     payload = f"{game_id}.{seat.seat_index}.{seat.token_hash[:FINGERPRINT]}.{mark}"
+    if terms is not None:
+        payload += f".{terms.mark()}"
     return _signer().sign(payload).decode()
 
 
@@ -84,12 +115,17 @@ def turn_step(state: GameState) -> str:
 
 
 def reply_address(
-    game_id: str, seat: Seat, window: str = "", newest: int = -1, step: str = ""
+    game_id: str,
+    seat: Seat,
+    window: str = "",
+    newest: int = -1,
+    step: str = "",
+    terms: Shown | None = None,
 ) -> str:
     """The ``Reply-To`` address of ``seat``'s decision (``local+token@MAIL_DOMAIN``; ``window``,
-    ``newest`` and ``step`` as for ``reply_token``)."""
+    ``newest``, ``step`` and ``terms`` as for ``reply_token``)."""
     config = current_app.config
-    token = reply_token(game_id, seat, window, newest, step)
+    token = reply_token(game_id, seat, window, newest, step, terms)
     return f"{config['MAIL_REPLY_LOCAL']}+{token}@{config['MAIL_DOMAIN']}"
 
 
@@ -115,19 +151,28 @@ def read_address(address: str) -> ReplyTicket:
     if not is_ours(address):
         raise BadReplyAddress("not a reply address of this server")
     token = address.strip().strip("<>").rpartition("@")[0].partition("+")[2]
-    try:
-        payload = _signer().unsign(token).decode()
-    except BadSignature:
-        raise BadReplyAddress("the token's signature does not hold") from None
-    game_id, seat, fingerprint, mark = payload.split(".")
+    payload = _unsign(token)
+    game_id, seat, fingerprint, mark, *rest = payload.split(".")
     if not GAME.fullmatch(game_id) or not seat.isdigit():  # pragma: no cover - we signed it
         raise BadReplyAddress("malformed token")
+    terms = read_mark(rest[0]) if rest else None
     window = WINDOW.fullmatch(mark)
     if window:
         wid, step = window.groups()
-        return ReplyTicket(game_id, int(seat), fingerprint, wid, int(wid[1:]), step)
+        return ReplyTicket(game_id, int(seat), fingerprint, wid, int(wid[1:]), step, terms)
     newest = NEWEST.fullmatch(mark)
     if newest:
         number = int(newest.group(1))
-        return ReplyTicket(game_id, int(seat), fingerprint, "", number, newest.group(2))
+        return ReplyTicket(game_id, int(seat), fingerprint, "", number, newest.group(2), terms)
     return ReplyTicket(game_id, int(seat), fingerprint, "", -1)
+
+
+def _unsign(token: str) -> str:
+    """The payload of ``token``, signed now or with the signature of before. Raises
+    ``BadReplyAddress`` when neither holds."""
+    for legacy in (False, True):
+        try:
+            return _signer(legacy).unsign(token).decode()
+        except BadSignature:
+            continue
+    raise BadReplyAddress("the token's signature does not hold")

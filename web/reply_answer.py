@@ -26,6 +26,8 @@ ANSWERS = (
     "not_now",
     "no_stop_card",
     "several",
+    "terms_changed",
+    "already_answered",
     "window_ended",
     "newer",
     "outdated",
@@ -66,7 +68,9 @@ def answer(
 ) -> bool:
     """Write the answer ``said`` (one of ``ANSWERS``) to ``seat``'s reply with idempotency
     ``key``, commit and tell the worker. ``details``: ``line`` (what was read), ``messages``
-    (the events done, as messages), ``refusal`` (``{"code", "message"}``), ``window``. Returns
+    (the events done, as messages), ``refusal`` (``{"code", "message"}``), ``window``,
+    ``shown`` and ``now`` (the terms the mail showed, and those open now, as messages:
+    ``imtheboss.web.reply_terms``). Returns
     ``False`` when this reply was answered before (nothing is written)."""
     dedupe = f"{game_id}:-1:{KIND}:{seat.seat_index}:{key}"[:160]
     body = {

@@ -9,8 +9,9 @@ unique constraint lets one of two deliveries at the same moment through), the ra
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, the
 window ended, a line unclear, a move that would answer a window opened after the mail was made
-(``newer``, A7: the mail never asked it), a move the rules refuse (nothing changes), or what
-was done.
+(``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose terms are not those
+its mail showed (``terms_changed``, with the terms open now; ``imtheboss.web.reply_terms``), a
+window or terms already answered, a move the rules refuse (nothing changes), or what was done.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from imtheboss.web.reply_screen import (
     recipients,
     sender,
 )
+from imtheboss.web.reply_terms import TERMS_VERBS, open_to, said_shown
 from imtheboss.web.reply_words import MAX_CHAT, understand
 from imtheboss.web.service import (
     ServiceError,
@@ -56,6 +58,8 @@ from imtheboss.web.service import (
     submit,
 )
 from sqlalchemy.exc import IntegrityError
+
+TERMS_PROBLEMS = frozenset({"terms_changed", "already_answered"})
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,13 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     chat = reading is not None and reading.verb == "chat"  # answers no window: always taken
     if ticket.window and ticket.window not in open_windows(state) and not chat:
         return told("window_ended", window=ticket.window)
-    choice = command_for(reading, state, seat.seat_index, "" if chat else ticket.window)
+    window = "" if chat else ticket.window
+    choice = command_for(reading, state, seat.seat_index, window, ticket.terms, check_terms=True)
+    about_terms = reading is not None and reading.verb in TERMS_VERBS
+    if choice.command is None and about_terms and choice.problem in TERMS_PROBLEMS:
+        shown = said_shown(state, seat.seat_index, ticket.terms)
+        now = open_to(state, seat.seat_index)
+        return told(choice.problem, line=line, shown=shown, now=now)
     if choice.command is None:
         return told(choice.problem, line=line)
     if _newer(state, ticket, choice.command):

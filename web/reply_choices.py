@@ -12,6 +12,7 @@ from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import display
+from imtheboss.web.reply_terms import TERMS_VERBS, Shown, agreed, standing, still_open
 from imtheboss.web.reply_words import Reading
 
 # reply verb -> the engine command it names
@@ -34,6 +35,7 @@ ORDER = list(VERB_COMMAND)  # the order a mail lists the words in
 # A mail about a card's stop window or the last call asks one thing (A2, A3): its reply answers
 # that window (or chats), never terms the mail did not show.
 ANSWER_VERBS = frozenset({"allow", "stop", "pass", "chat"})
+WINDOW_ANSWERS = ANSWER_VERBS - {"chat"}  # the words that answer such a window
 # commands that answer the turn's window, and those that answer the deal's
 TURN_COMMANDS = frozenset({"place_marker", "roll", "draw", "open_deal"})
 DEAL_COMMANDS = frozenset({"accept", "reject", "offer", "close", "fail"})
@@ -44,7 +46,10 @@ class Choice:
     """What a reading comes to: ``command`` (ready for ``service.submit``), or ``problem``:
     ``"unclear"`` (not one of the words), ``"not_now"`` (a word, but not a move the seat may
     make now), ``"no_stop_card"`` (``stop`` in a stop window the seat can only allow: it holds
-    no stop card), ``"several"`` (the word fits more than one move: the page must say which)."""
+    no stop card), ``"several"`` (the word fits more than one move: the page must say which),
+    ``"terms_changed"`` (``accept``/``reject``, but the terms the mail showed no longer stand,
+    or it showed none), ``"already_answered"`` (the seat answered that window, or the terms
+    shown are agreed already)."""
 
     command: dict[str, Any] | None = None
     problem: str = ""
@@ -90,17 +95,29 @@ def verbs_that_work(state: GameState, seat: int, window: str = "") -> list[str]:
     ]
 
 
-def command_for(reading: Reading | None, state: GameState, seat: int, window: str = "") -> Choice:
+def command_for(
+    reading: Reading | None,
+    state: GameState,
+    seat: int,
+    window: str = "",
+    shown: Shown | None = None,
+    check_terms: bool = False,
+) -> Choice:
     """The command ``reading`` names for ``seat`` in ``state``, in a reply to the mail of
-    ``window`` (see ``Choice``)."""
+    ``window`` (see ``Choice``); with ``check_terms``, an ``accept`` or ``reject`` only of the
+    terms ``shown`` (those the mail showed, ``imtheboss.web.reply_terms``; ``None``: none)."""
     if reading is None:
         return Choice(problem="unclear")
     found = choices(state, seat, window).get(reading.verb, [])
     if reading.verb == "place":
         found = [c for c in found if display.space_number(c["space"]) == reading.space]
+    if check_terms and reading.verb in TERMS_VERBS:
+        problem = _terms_problem(state, seat, found, shown)
+        if problem:
+            return Choice(problem=problem)
+        found = standing(state, seat, found, shown)
     if not found:
-        stoppable = reading.verb == "stop" and "allow" in choices(state, seat, window)
-        return Choice(problem="no_stop_card" if stoppable else "not_now")
+        return Choice(problem=_missing(reading.verb, state, seat, window))
     if len(found) > 1:
         return Choice(problem="several")
     command = {k: v for k, v in found[0].items() if k != "needs"}
@@ -109,6 +126,36 @@ def command_for(reading: Reading | None, state: GameState, seat: int, window: st
     elif reading.verb == "chat":
         command["text"] = reading.text
     return Choice(command=command)
+
+
+def _terms_problem(
+    state: GameState, seat: int, found: list[dict[str, Any]], shown: Shown | None
+) -> str:
+    """Why an ``accept``/``reject`` (``found``: the seat's now) cannot act on the terms
+    ``shown``: ``""`` (they stand), ``already_answered`` (agreed), ``terms_changed``,
+    ``not_now`` (the terms shown wait, but not for this word; or none were shown, none wait)."""
+    if standing(state, seat, found, shown):
+        return ""
+    if agreed(state, shown):
+        return "already_answered"
+    if still_open(state, seat, shown):
+        return "not_now"
+    return "terms_changed" if found or shown is not None else "not_now"
+
+
+def _missing(verb: str, state: GameState, seat: int, window: str) -> str:
+    """Why ``verb`` names no move of ``seat`` now: ``no_stop_card`` (a stop window it can only
+    allow), ``already_answered`` (an answer to the window of its mail, which it answered
+    already), ``not_now``."""
+    if verb == "stop" and "allow" in choices(state, seat, window):
+        return "no_stop_card"
+    if verb not in WINDOW_ANSWERS:
+        return "not_now"
+    windows = [state.pending.window] if state.pending is not None else []
+    windows += [state.last_call] if state.last_call is not None else []
+    if any(w.id == window and seat in w.answered for w in windows):
+        return "already_answered"
+    return "not_now"
 
 
 def command_window(state: GameState, command: dict[str, Any]) -> int | None:

@@ -1,6 +1,7 @@
 """What a mail that asks something adds so that answering it is the move: the ``Reply-To``
 (the decision's signed address, ``imtheboss.web.reply_address``) and the words that work for
-the decision now, in the seat's language (``imtheboss.web.reply_words``).
+the decision now, in the seat's language (``imtheboss.web.reply_words``), with the terms its
+``accept``/``reject`` answer, which the address carries (``imtheboss.web.reply_terms``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.reply_address import reply_address, turn_step
-from imtheboss.web.reply_choices import verbs_that_work
+from imtheboss.web.reply_choices import choices, verbs_that_work
+from imtheboss.web.reply_moves import move_text
+from imtheboss.web.reply_terms import said_shown, shown_by
 from imtheboss.web.reply_words import shown
 from imtheboss.web.service import load_state
 
@@ -27,11 +30,13 @@ ASKING = frozenset(
 @dataclass(frozen=True)
 class ReplyWay:
     """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language;
-    ``until``: when the first of the seat's open decisions ends (aware UTC), if one does."""
+    ``until``: when the first of the seat's open decisions ends (aware UTC), if one does;
+    ``terms``: the terms its ``accept``/``reject`` answer, in words (``""``: none)."""
 
     address: str
     words: list[str] = field(default_factory=list)
     until: datetime | None = None
+    terms: str = ""
 
 
 def asks(rows: list[Any]) -> bool:
@@ -61,12 +66,14 @@ def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:
 
 def _way(game: Game, seat: Seat, lang: str, state: GameState, window: str) -> ReplyWay | None:
     """The reply way of ``seat`` for ``window`` (``""``: none, so the address carries the
-    newest window opened, ``state.window_seq - 1``)."""
+    newest window opened, ``state.window_seq - 1``). Renders the terms in the current locale."""
     verbs = verbs_that_work(state, seat.seat_index, window)
     if not [v for v in verbs if v != "chat"]:
         return None
     until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
+    terms = shown_by(state, seat.seat_index, choices(state, seat.seat_index, window))
     address = reply_address(
-        game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state)
+        game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state), terms=terms
     )
-    return ReplyWay(address, shown(verbs, lang), until)
+    said = move_text(said_shown(state, seat.seat_index, terms), state.players)
+    return ReplyWay(address, shown(verbs, lang), until, said)

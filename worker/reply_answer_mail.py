@@ -68,11 +68,14 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
 def _done(game: Game, seat: Seat | None, body: dict) -> dict:
     """What a ``done`` answer says, in the current locale and the seat's zone: ``move`` (what
     the move was, ``imtheboss.web.reply_moves``), ``cut`` (the number of characters a chat was
-    cut to, 0 when it was not), ``done`` (the events, as the seat sees them)."""
+    cut to, 0 when it was not), ``done`` (the events, as the seat sees them); for terms that
+    changed, ``shown`` (the terms the mail showed) and ``now`` (those open now), in words."""
     players = [s.name for s in seats_of(game.id)]
     zone = (seat.timezone if seat else "") or "UTC"
     return {
         "move": move_text(body.get("move"), players, zone),
+        "shown": move_text(body.get("shown"), players, zone),
+        "now": [move_text(said, players, zone) for said in body.get("now") or []],
         "cut": int(body.get("cut") or 0),
         "done": [
             story.render(Message.from_json(m), players, zone) for m in body.get("messages", [])
@@ -103,6 +106,11 @@ WHY = {
         "You have no stop card, so you cannot stop this card, and nothing was done. You can"
         " only let it happen: reply with the word to let it happen, or do not answer."
     ),
+    "terms_changed": _l(
+        "The terms changed since the mail you answered, so nothing was done: your reply acts"
+        " only on the terms its mail showed."
+    ),
+    "already_answered": _l("You had already answered that, so your reply changed nothing."),
     "several": _l(
         "That word fits more than one move here, so nothing was done: choose on the game page."
     ),

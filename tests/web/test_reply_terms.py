@@ -1,0 +1,254 @@
+"""A reply acts only on the terms its mail showed (A7, no bait and switch): the mail asking the
+boss about Bill's offer carries those terms in its reply address and says which terms its words
+answer; when they no longer stand (withdrawn and replaced by another player's, a new price), a
+reply ``accept`` or ``reject`` changes nothing and is answered "the terms changed", naming the
+terms open now, and the answer's own address carries those. The same terms withdrawn and offered
+again stand; terms agreed already, and a card's window the seat answered on the page, are
+"already answered"; an address without terms (the older form) accepts nothing."""
+
+from __future__ import annotations
+
+import pytest
+from helpers_deal import NAMES, PLAYERS, find_setup
+from helpers_replies import quoted, raw_mail
+from helpers_reply import REPLY_CONFIG, answers
+from imtheboss.web.display import INVESTOR_NAMES
+from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.reply_address import SALT, BadReplyAddress, read_address, reply_address
+from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.reply_terms import Shown
+from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
+from imtheboss.worker.mail import compose
+from itsdangerous import Signer
+from sqlalchemy import select
+
+
+@pytest.fixture
+def app_config():
+    return dict(REPLY_CONFIG)
+
+
+class Table:
+    """A deal on the table: the boss, Bill's investor the deal needs, and a third seat."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.setup = setup = find_setup()
+        self.boss, self.provider = setup.boss, setup.provider
+        self.other = 3 - setup.boss - setup.provider
+        self.keys = 0
+        with app.app_context():
+            self.gid = create_game("Friday", PLAYERS, seed=setup.seed).game_id
+        self.do(self.boss, {"do": "place_marker", "space": setup.space})
+        self.do(self.boss, {"do": "open_deal"})
+
+    def do(self, seat: int, command: dict) -> None:
+        self.keys += 1
+        with self.app.app_context():
+            submit(self.gid, seat, command, f"k-{self.keys}")
+
+    def offer(self, price: int) -> None:
+        """The provider offers its investor for ``price`` M."""
+        card = f"investor:{self.setup.letter}"
+        self.do(self.provider, {"do": "offer", "card": card, "price": {"cash": price}})
+
+    def swap(self) -> None:
+        """The provider withdraws; the third seat's terms (2 M, no card) wait for the boss."""
+        self.do(self.provider, {"do": "withdraw"})
+        self.do(self.boss, {"do": "propose", "to": self.other, "price": {"cash": 1}})
+        self.do(self.other, {"do": "offer", "price": {"cash": 2}})
+
+    def mail_to_boss(self):
+        """The boss's newest offer mail, composed now."""
+        with self.app.app_context():
+            row = db.session.execute(
+                select(Notification)
+                .where(Notification.kind == "offer", Notification.seat_index == self.boss)
+                .order_by(Notification.id.desc())
+                .limit(1)
+            ).scalar_one()
+            return compose(get_game(self.gid), self.seat(self.boss), [row])
+
+    def seat(self, index: int) -> Seat:
+        return db.session.execute(
+            select(Seat).where(Seat.game_id == self.gid, Seat.seat_index == index)
+        ).scalar_one()
+
+    def reply(self, to: str, body: str, n: str, who: int | None = None) -> tuple[str, str]:
+        sender = PLAYERS[self.boss if who is None else who][1]
+        raw = raw_mail(body + "\n\n" + quoted(), to=to, sender=sender, message_id=f"<{n}@c>")
+        with self.app.app_context():
+            outcome = apply_reply(raw)
+        return outcome.status, outcome.reason
+
+    def events(self, kind: str) -> list:
+        with self.app.app_context():
+            return [e for e in load_events(self.gid) if e.type == kind]
+
+    def answer_mail(self):
+        """The newest answer to a reply, composed."""
+        row = answers(self.app)[-1]
+        with self.app.app_context():
+            return compose(get_game(self.gid), None, [db.session.merge(row)])
+
+    def terms_open(self) -> list:
+        with self.app.app_context():
+            return list(load_state(get_game(self.gid)).deal.terms.values())
+
+
+def _text(mail) -> str:
+    return mail.get_body(("plain",)).get_content()
+
+
+def test_the_offer_mail_carries_and_names_the_terms_its_words_answer(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    mail = t.mail_to_boss()
+    local = str(mail["Reply-To"]).partition("@")[0]
+    assert len(local) <= 64  # RFC 5321
+    with app.app_context():
+        ticket = read_address(str(mail["Reply-To"]))
+    assert ticket.terms == Shown(t.provider, t.setup.letter, ("cash", 2))
+    sacks = f"{INVESTOR_NAMES[t.setup.letter]} ({t.setup.letter})"
+    terms = f"{NAMES[t.provider]}'s terms: 2 M for {sacks}"
+    assert f"answers only these terms: {terms}." in _text(mail)
+
+
+@pytest.mark.parametrize("word", ["accept", "reject"])
+def test_a_reply_to_terms_swapped_for_another_players_is_refused_naming_the_new(app, word) -> None:
+    t = Table(app)
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    t.swap()
+    assert t.reply(address, word, "r1") == ("answered", "terms_changed")
+    assert t.events("agreement_made") == []
+    [open_now] = t.terms_open()  # the third seat's terms still wait: not rejected
+    assert open_now.provider == t.other and open_now.price == ("cash", 2)
+    mail = t.answer_mail()
+    text = _text(mail)
+    assert "The terms changed since the mail you answered, so nothing was done" in text
+    letter = t.setup.letter
+    shown = f"{NAMES[t.provider]}'s terms: 2 M for {INVESTOR_NAMES[letter]} ({letter})"
+    assert f"The mail you answered showed: {shown}." in text
+    assert f"Now: {NAMES[t.other]}'s terms: 2 M for no card." in text
+    # the answer's own address carries the terms open now: answering it acts on them
+    with app.app_context():
+        assert read_address(str(mail["Reply-To"])).terms == Shown(t.other, None, ("cash", 2))
+    assert t.reply(str(mail["Reply-To"]), word, "r2") == ("done", "")
+    if word == "accept":
+        [made] = t.events("agreement_made")
+        assert made.data["provider"] == t.other and made.data["price"] == {"cash": 2}
+    else:
+        assert [e.data["provider"] for e in t.events("terms_removed")][-1] == t.other
+
+
+def test_a_new_price_of_the_same_provider_is_refused_as_changed_terms(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    t.offer(4)
+    assert t.reply(address, "accept", "r1") == ("answered", "terms_changed")
+    assert t.events("agreement_made") == []
+    letter = t.setup.letter
+    now = f"Now: {NAMES[t.provider]}'s terms: 4 M for {INVESTOR_NAMES[letter]} ({letter})."
+    assert now in _text(t.answer_mail())
+
+
+def test_the_same_terms_withdrawn_and_offered_again_stand(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    with app.app_context():
+        assert read_address(address).terms == Shown(t.provider, t.setup.letter, ("cash", 2))
+    t.do(t.provider, {"do": "withdraw"})
+    t.offer(2)
+    assert t.reply(address, "accept", "r1") == ("done", "")
+    [made] = t.events("agreement_made")
+    assert made.data["provider"] == t.provider and made.data["price"] == {"cash": 2}
+
+
+def test_terms_agreed_already_are_answered_so(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    letter = t.setup.letter
+    accept = {"do": "accept", "with": t.provider, "letter": letter, "price": {"cash": 2}}
+    t.do(t.boss, accept)  # on the page
+    assert t.reply(address, "accept", "r1") == ("answered", "already_answered")
+    assert len(t.events("agreement_made")) == 1
+    assert "You had already answered that" in _text(t.answer_mail())
+
+
+def test_an_address_that_showed_no_terms_accepts_none(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    with app.app_context():
+        state = load_state(get_game(t.gid))
+        older = reply_address(t.gid, t.seat(t.boss), state.deal.window.id)
+    assert t.reply(older, "accept", "r1") == ("answered", "terms_changed")
+    assert t.events("agreement_made") == []
+    assert "Now: " in _text(t.answer_mail())
+
+
+def test_a_reply_to_a_card_s_window_answered_on_the_page_is_already_answered(app) -> None:
+    t = Table(app)
+    card = {"do": "travel", "card": t.setup.travel_card, "target": f"investor:{t.setup.letter}"}
+    t.do(t.setup.traveller, card)
+    with app.app_context():
+        row = db.session.execute(
+            select(Notification).where(
+                Notification.kind == "stop", Notification.seat_index == t.provider
+            )
+        ).scalar_one()
+        address = str(compose(get_game(t.gid), t.seat(t.provider), [row])["Reply-To"])
+        window = load_state(get_game(t.gid)).pending.window.id
+    t.do(t.provider, {"do": "allow", "window": window})  # on the page
+    assert t.reply(address, "allow", "r1", who=t.provider) == ("answered", "already_answered")
+    assert "You had already answered that" in _text(t.answer_mail())
+
+
+def test_the_answer_says_what_changed_in_the_seat_s_language(app) -> None:
+    t = Table(app)
+    with app.app_context():
+        t.seat(t.boss).locale = "zh_Hans"
+        db.session.commit()
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    t.swap()
+    assert t.reply(address, "接受", "r1") == ("answered", "terms_changed")
+    text = _text(t.answer_mail())
+    assert "你回复的邮件发出后条件已经变了" in text
+    assert f"现在：{NAMES[t.other]} 的条件：" in text and "The terms" not in text
+
+
+def test_terms_over_the_proceeds_are_shown_for_reject_and_accept_is_not_now(app) -> None:
+    t = Table(app)
+    t.offer(50)  # above the deal's proceeds (R4.4): only a reject is legal
+    address = str(t.mail_to_boss()["Reply-To"])
+    with app.app_context():
+        assert read_address(address).terms == Shown(t.provider, t.setup.letter, ("cash", 50))
+    assert t.reply(address, "accept", "r1") == ("answered", "not_now")
+    assert t.reply(address, "reject", "r2") == ("done", "")
+    assert t.terms_open() == []
+
+
+def test_the_longest_address_fits_and_one_signed_before_still_reads(app) -> None:
+    """The terms make room by a 112-bit signature: with the largest window number and terms the
+    local part stays within 64 characters (RFC 5321); an address sent before, with the
+    full-length signature of then, still reads (it shows no terms: it accepts none)."""
+    t = Table(app)
+    with app.app_context():
+        seat = t.seat(t.boss)
+        terms = Shown(5, None, ("shares", 999))
+        longest = reply_address(t.gid, seat, "", newest=999_999, step="p", terms=terms)
+        assert len(longest.partition("@")[0]) <= 64, longest
+        assert read_address(longest).terms == terms
+        payload = f"{t.gid}.{t.boss}.{seat.token_hash[:8]}.w3"
+        secret = app.config["SECRET_KEY"]
+        before = Signer(secret, salt=SALT).sign(payload).decode()
+        ticket = read_address(f"play+{before}@boss.example.org")
+        assert (ticket.window, ticket.terms) == ("w3", None)
+        head, _dot, sig = before.rpartition(".")
+        flipped = f"{head}.{'A' if sig[0] != 'A' else 'B'}{sig[1:]}"  # a character that counts
+        with pytest.raises(BadReplyAddress):
+            read_address(f"play+{flipped}@boss.example.org")
