@@ -29,6 +29,7 @@ ANSWERS = (
     "window_ended",
     "newer",
     "outdated",
+    "unreadable",
     "refused",
     "over",
 )
