@@ -176,3 +176,11 @@ def test_the_unreadable_answer_speaks_the_seat_s_language(app) -> None:
         mail = compose(db.session.get(Game, row.game_id), None, [row])
     text = BytesParser(policy=default).parsebytes(mail.as_bytes()).get_body(("plain",))
     assert "我们无法读取你的回复" in text.get_content()
+
+
+def test_the_docs_list_every_auto_reply_subject() -> None:
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mail-replies.md").read_text()
+    for prefix in AUTO_SUBJECTS:
+        assert f"`{prefix}`" in docs, prefix
