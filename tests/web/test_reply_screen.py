@@ -9,7 +9,7 @@ import time
 
 import pytest
 from helpers_logs import written
-from helpers_replies import quoted, raw_mail
+from helpers_replies import many_parts_mail, nested_mail, quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.reply_apply import apply_reply
 from imtheboss.web.reply_screen import AUTO_SUBJECTS, auto_subject
@@ -119,19 +119,11 @@ def test_every_listed_subject_is_known_and_replies_are_not() -> None:
         assert not auto_subject(genuine), genuine
 
 
-def _many_parts(a, count: int, to: str) -> bytes:
-    head = raw_mail("", to=to, sender=a.email).split(b"\r\n\r\n")[0].decode()
-    head = "\r\n".join(x for x in head.split("\r\n") if not x.startswith("Content-"))
-    head += '\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
-    part = b"--b\r\nContent-Type: text/plain\r\n\r\n\r\n"
-    return head.encode() + b"--b\r\nContent-Type: text/plain\r\n\r\nplace 3\r\n" + part * count
-
-
 @pytest.mark.parametrize("signed", [True, False])
 def test_a_mail_of_270000_parts_costs_under_a_second_of_cpu(app, signed) -> None:
     a = asked(app)
     to = a.address if signed else a.address.replace("+", "+x", 1)
-    raw = _many_parts(a, 270_000, to) + b"--b--\r\n"
+    raw = many_parts_mail(270_000, to=to, sender=a.email)
     assert len(raw) > 9_000_000
     with app.app_context():
         start = time.process_time()
@@ -147,12 +139,7 @@ def test_a_mail_of_270000_parts_costs_under_a_second_of_cpu(app, signed) -> None
 
 def test_a_3000_deep_multipart_is_answered_without_a_traceback(app) -> None:
     a = asked(app)
-    head = _reply(a).split(b"\r\n\r\n")[0].decode()
-    head = "\r\n".join(x for x in head.split("\r\n") if not x.startswith("Content-"))
-    body = "".join(
-        f'Content-Type: multipart/mixed; boundary="b{n}"\r\n\r\n--b{n}\r\n' for n in range(3000)
-    )
-    raw = (head + "\r\n" + body + "Content-Type: text/plain\r\n\r\nplace 3\r\n").encode()
+    raw = nested_mail(3000, to=a.address, sender=a.email)
     seq = _last_seq(app, a.game_id)
     with app.app_context(), written() as log:
         outcome = apply_reply(raw)
@@ -170,7 +157,7 @@ def test_the_unreadable_answer_speaks_the_seat_s_language(app) -> None:
 
     a = asked(app, locale="zh_Hans")
     with app.app_context():
-        apply_reply(_many_parts(a, 300, a.address) + b"--b--\r\n")
+        apply_reply(many_parts_mail(300, to=a.address, sender=a.email))
     [row] = answers(app)
     with app.app_context():
         mail = compose(db.session.get(Game, row.game_id), None, [row])
