@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from imtheboss.engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
 
@@ -88,6 +89,15 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
+def _mail(args: argparse.Namespace) -> int:
+    # the worker composes mail: imported here only, so the engine imports nothing of it
+    from imtheboss.worker.mail_preview import preview
+
+    for path in preview(args.lang, Path(args.out)):
+        print(path)
+    return 0
+
+
 def _read_json(name: str) -> object:
     """The JSON document in file ``name`` (``-``: standard input). Raises ``OSError``,
     ``UnicodeDecodeError``, ``json.JSONDecodeError`` or ``RecursionError``."""
@@ -130,6 +140,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the report's language"
     )
     ver.set_defaults(func=_verify)
+    mail = sub.add_parser("mail", help="mail tools")
+    mail_sub = mail.add_subparsers(dest="mail_command", required=True)
+    prev = mail_sub.add_parser(
+        "preview",
+        help="write one .eml per kind of mail, from a game bots play (docs/mail-replies.md)",
+    )
+    prev.add_argument(
+        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the mail's language"
+    )
+    prev.add_argument("--out", required=True, help="the folder to write the .eml files in")
+    prev.set_defaults(func=_mail)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

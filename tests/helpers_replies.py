@@ -103,3 +103,29 @@ def outlook_html(answer: str) -> str:
         "<b>From:</b> I'm the Boss!<br><b>Sent:</b> Tuesday</div><div>allow stop</div>"
         "</body></html>"
     )
+
+
+def _bare_head(**kw) -> str:
+    """``raw_mail``'s header block without its ``Content-*`` headers."""
+    head = raw_mail("", **kw).split(b"\r\n\r\n")[0].decode()
+    return "\r\n".join(x for x in head.split("\r\n") if not x.startswith("Content-"))
+
+
+def many_parts_mail(count: int, first: str = "place 3", **kw) -> bytes:
+    """A multipart/mixed mail of ``first`` and ``count`` empty text parts (``raw_mail``'s
+    keywords for its headers): a mail whose cost lies in its shape, not its size."""
+    head = _bare_head(**kw) + '\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
+    part = b"--b\r\nContent-Type: text/plain\r\n\r\n\r\n"
+    first_part = f"--b\r\nContent-Type: text/plain\r\n\r\n{first}\r\n".encode()
+    return head.encode() + first_part + part * count + b"--b--\r\n"
+
+
+def nested_mail(depth: int, text: str = "place 3", **kw) -> bytes:
+    """A mail of ``depth`` multipart/mixed parts each inside the one before, ``text`` in the
+    innermost (``raw_mail``'s keywords for its headers)."""
+    body = "".join(
+        f'Content-Type: multipart/mixed; boundary="b{n}"\r\n\r\n--b{n}\r\n' for n in range(depth)
+    )
+    return (
+        _bare_head(**kw) + "\r\n" + body + f"Content-Type: text/plain\r\n\r\n{text}\r\n"
+    ).encode()

@@ -31,6 +31,7 @@ ANSWERS = (
     "window_ended",
     "newer",
     "outdated",
+    "unreadable",
     "refused",
     "over",
 )

@@ -1,26 +1,27 @@
 """Applying a reply: the one way a mail becomes a move, whichever way it came in (the inbound
 SMTP receiver, IMAP polling, the operator's outbox form).
 
-``apply_reply(raw, envelope_to, envelope_from)`` checks, in order: automatic mail (ignored, not
+``apply_reply(raw, envelope_to, envelope_from)`` reads the mail's headers only (``head``) until
+the sender and the seat are known, and checks, in order: automatic mail (ignored, not
 answered), our reply address and its signature, the sender (``From`` must be the seat's
 address), a trusted relay's ``Authentication-Results`` (``MAIL_REPLY_AUTH_SERVID``), a reply
 seen before (its ``Message-ID`` is the command's idempotency key, claimed by an insert whose
 unique constraint lets one of two deliveries at the same moment through), the rate limit per sender
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
-not known to be the seat's. Then the seat is answered in every case: the token outdated, the
-window ended, a line unclear, a move that would answer a window opened after the mail was made
-(``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose terms are not those
-its mail showed (``terms_changed``, with the terms open now; ``imtheboss.web.reply_terms``), a
-window or terms already answered, a move the rules refuse (nothing changes), or what was done.
+not known to be the seat's. Then the seat is answered in every case: the token outdated, a mail
+too big, of too many or too deep parts or that cannot be parsed (``unreadable``: only now is
+its body parsed), the window ended, a line unclear, a move that would answer a window opened
+after the mail was made (``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose
+terms are not those its mail showed (``terms_changed``, with the terms open now;
+``imtheboss.web.reply_terms``), a window or terms already answered, a move the rules refuse
+(nothing changes), or what was done.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from email import policy
 from email.message import EmailMessage
-from email.parser import BytesParser
 
 from flask import current_app
 from imtheboss.engine.state import GameState
@@ -41,9 +42,11 @@ from imtheboss.web.reply_choices import command_for, command_window
 from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
 from imtheboss.web.reply_screen import (
-    auth_failed,
+    auth_results,
     automatic,
+    head,
     idempotency_key,
+    parseable,
     recipients,
     sender,
 )
@@ -79,7 +82,7 @@ def apply_reply(
     """Read the mail ``raw`` (its bytes as received) as a reply and act on it (see the module
     docstring); ``envelope_to``/``envelope_from``: the SMTP envelope, when there is one. Needs
     an app context; commits what it writes. Never raises for what a mail says."""
-    message = BytesParser(policy=policy.default).parsebytes(raw)
+    message = head(raw)
     if automatic(message, envelope_from):
         return Outcome("ignored", "automatic")
     address = next((a for a in recipients(message, envelope_to) if is_ours(a)), None)
@@ -95,7 +98,11 @@ def apply_reply(
     frm = sender(message)
     if not _same_address(frm, seat.email):
         return Outcome("refused", "other_address")
-    if auth_failed(message, current_app.config.get("MAIL_REPLY_AUTH_SERVID", "")):
+    servid = current_app.config.get("MAIL_REPLY_AUTH_SERVID", "")
+    verdict = auth_results(message, servid)
+    if servid and not verdict.found:
+        current_app.logger.warning("a reply by mail has no Authentication-Results of %s", servid)
+    if verdict.failed:
         return Outcome("refused", "auth_failed")
     key = idempotency_key(message, raw)
     if not _claim(ticket.game_id, seat.seat_index, key):
@@ -155,7 +162,9 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("over" if game.status == "over" else "refused", refusal=_status(game.status))
     state = load_state(game)
     db.session.rollback()
-    whole = first_line(raw) or ""
+    whole = _line(raw)
+    if whole is None:
+        return told("unreadable")
     reading = understand(whole) if whole else None
     line = whole[:200]  # what the answer says it read
     chat = reading is not None and reading.verb == "chat"  # answers no window: always taken
@@ -185,6 +194,18 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return Outcome("duplicate")
     said = [_said(event, seat.seat_index) for _seq, event in result.events]
     return told("done", line=line, messages=said, move=move, cut=cut)
+
+
+def _line(raw: bytes) -> str | None:
+    """The first line of ``raw`` (``""``: none); ``None`` when the mail is too big, has too
+    many parts or too deep ones to be parsed (``parseable``), or its parser fails."""
+    if not parseable(raw, int(current_app.config.get("MAIL_INBOUND_MAX_BYTES", 10_000_000))):
+        return None
+    try:
+        return first_line(raw) or ""
+    except Exception:  # the parser on hostile input: whatever fails, the mail is unreadable
+        current_app.logger.warning("a reply by mail could not be parsed", exc_info=True)
+        return None
 
 
 def _newer(state: GameState, ticket: ReplyTicket, command: dict) -> bool:

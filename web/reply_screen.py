@@ -1,6 +1,8 @@
 """What a reply's headers say before its body is read: whether it is automatic (never read,
 never answered), whether a trusted relay found its sender forged, who sent it, which of our
-reply addresses it was sent to, and its idempotency key. Pure: a parsed message in, values out.
+reply addresses it was sent to, its idempotency key, and whether its body is small and simple
+enough to be parsed at all. Pure: a parsed message (its headers only: ``head``) or bytes in,
+values out.
 """
 
 from __future__ import annotations
@@ -8,17 +10,56 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from email import policy
 from email.errors import InvalidHeaderDefect
 from email.message import EmailMessage
+from email.parser import BytesParser
 from email.utils import getaddresses
 
+import authres
+
 PRECEDENCE_AUTOMATIC = frozenset({"bulk", "junk", "list", "auto_reply"})
-AUTO_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder", "X-Auto-Reply")
+AUTO_HEADERS = (
+    "X-Autoreply",
+    "X-Autorespond",
+    "X-Autoresponder",
+    "X-Auto-Reply",
+    "X-Auto-Response-Suppress",
+)
+# The subjects auto-replies start with, for those that send none of the headers above (en,
+# zh_Hans, zh_Hant; compared without case; a trailing ":" also matches the full-width "："). The
+# one list: docs/mail-replies.md shows it.
+AUTO_SUBJECTS = (
+    "Automatic reply:",
+    "Auto reply:",
+    "Auto-reply:",
+    "Autoreply:",
+    "Auto response:",
+    "Auto-response:",
+    "Autoresponse:",
+    "Auto:",
+    "Out of Office",
+    "Out of the office",
+    "自动回复:",
+    "自动答复:",
+    "自动应答:",
+    "自动回覆:",
+    "外出:",
+    "不在办公室",
+    "自動回覆:",
+    "自動回復:",
+    "自動答覆:",
+    "自動回應:",
+    "不在辦公室",
+)
 DAEMONS = re.compile(r"^(mailer-daemon|postmaster|noreply|no-reply|do-not-reply)@", re.I)
 AUTH_FAIL = re.compile(r"\b(dkim|spf|dmarc)\s*=\s*(fail|permerror)\b", re.I)
 ADDRESS_LIKE = re.compile(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")
 RECIPIENT_HEADERS = ("Delivered-To", "X-Original-To", "Envelope-To", "To", "Cc")
+MAX_HEAD = 256 * 1024  # bytes of a mail's header block read; past it, the rest is body
+MAX_BOUNDARIES = 200  # lines starting with "--" a mail may have: bounds its parts
+MAX_CONTAINERS = 20  # "multipart/" and "message/" types: bounds its depth
 
 
 def automatic(message: EmailMessage, envelope_from: str | None = None) -> bool:
@@ -38,22 +79,63 @@ def automatic(message: EmailMessage, envelope_from: str | None = None) -> bool:
         return True
     if envelope_from is not None and envelope_from.strip() in ("", "<>"):
         return True
-    return bool(DAEMONS.match(sender(message)))
+    if any(str(v).strip() in ("", "<>") for v in message.get_all("Return-Path") or []):
+        return True
+    return bool(DAEMONS.match(sender(message))) or auto_subject(str(message.get("Subject", "")))
+
+
+def auto_subject(subject: str) -> bool:
+    """Whether ``subject`` starts as auto-replies' subjects do (``AUTO_SUBJECTS``)."""
+    text = " ".join(subject.split()).lower().replace("：", ":")
+    return any(text.startswith(prefix.lower()) for prefix in AUTO_SUBJECTS)
+
+
+@dataclass(frozen=True)
+class AuthVerdict:
+    """What the trusted relay's ``Authentication-Results`` say: ``found`` (at least one header
+    of its authserv-id), ``failed`` (one of them reports a DKIM, SPF or DMARC ``fail`` or
+    ``permerror``, or cannot be read)."""
+
+    found: bool
+    failed: bool
+
+
+def auth_results(message: EmailMessage, servid: str) -> AuthVerdict:
+    """Read the ``Authentication-Results`` headers (RFC 8601, parsed by ``authres``: a version
+    after the id, comments anywhere) of the trusted relay ``servid`` (its authserv-id, compared
+    without case). Headers of other ids are not trusted and not read; an empty ``servid`` reads
+    none. A header that names ``servid`` but does not parse counts as a failure."""
+    found = failed = False
+    if not servid:
+        return AuthVerdict(False, False)
+    for header in message.get_all("Authentication-Results") or []:
+        text = " ".join(str(header).split())
+        try:
+            parsed = authres.AuthenticationResultsHeader.parse_value(text)
+        except (authres.AuthResError, ValueError):
+            if _first_word(text) == servid.lower():
+                found = failed = True
+            continue
+        if str(parsed.authserv_id).lower() != servid.lower():
+            continue
+        found = True
+        failed = failed or any(
+            str(r.method).lower() in ("dkim", "spf", "dmarc")
+            and str(r.result).lower() in ("fail", "permerror")
+            for r in parsed.results
+        )
+    return AuthVerdict(found, failed)
 
 
 def auth_failed(message: EmailMessage, servid: str) -> bool:
-    """Whether an ``Authentication-Results`` header of the trusted relay ``servid`` (its
-    authserv-id, the header's first word) reports a DKIM, SPF or DMARC failure. Headers of other
-    ids are not trusted and not read; an empty ``servid`` reads none."""
-    if not servid:
-        return False
-    for header in message.get_all("Authentication-Results") or []:
-        text = str(header)
-        if text.split(";")[0].strip().lower() != servid.lower():
-            continue
-        if AUTH_FAIL.search(text):
-            return True
-    return False
+    """Whether the trusted relay ``servid`` reports a failure (``auth_results``)."""
+    return auth_results(message, servid).failed
+
+
+def _first_word(text: str) -> str:
+    """The first word of a header value, comments ``( … )`` dropped, lower case."""
+    plain = re.sub(r"\([^()]*\)", " ", text)
+    return (plain.replace(";", " ").split() or [""])[0].lower()
 
 
 def sender(message: EmailMessage) -> str:
@@ -95,3 +177,23 @@ def idempotency_key(message: EmailMessage, raw: bytes) -> str:
     msgid = str(message.get("Message-ID", "")).strip()
     basis = msgid.encode() if msgid else raw
     return "mail:" + hashlib.sha256(basis).hexdigest()[:40]
+
+
+def head(raw: bytes) -> EmailMessage:
+    """``raw``'s header block (at most ``MAX_HEAD`` bytes) parsed: what every check before the
+    body reads, at a cost that does not grow with the body."""
+    cut = raw[:MAX_HEAD]
+    ends = [i for i in (cut.find(b"\r\n\r\n"), cut.find(b"\n\n")) if i >= 0]
+    block = cut[: min(ends)] if ends else cut
+    return BytesParser(policy=policy.default).parsebytes(block + b"\r\n\r\n", headersonly=True)
+
+
+def parseable(raw: bytes, max_bytes: int) -> bool:
+    """Whether the whole of ``raw`` may be parsed: at most ``max_bytes`` bytes, at most
+    ``MAX_BOUNDARIES`` lines starting with ``--`` (an upper bound of its parts) and
+    ``MAX_CONTAINERS`` multipart and message types (an upper bound of its depth). Counts bytes
+    only: its cost grows with the size, not the shape of the mail."""
+    if len(raw) > max_bytes or raw.count(b"\n--") > MAX_BOUNDARIES:
+        return False
+    lower = raw.lower()
+    return lower.count(b"multipart/") + lower.count(b"message/") <= MAX_CONTAINERS

@@ -2,11 +2,12 @@
 receive their own mail (point the MX of ``MAIL_DOMAIN`` at it, or relay to it).
 
 aiosmtpd on ``MAIL_INBOUND_HOST:MAIL_INBOUND_PORT``. At ``RCPT`` only our reply addresses
-(``MAIL_REPLY_LOCAL+…@MAIL_DOMAIN``) are accepted (550 for any other: no open relay, no
-backscatter); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 (at ``MAIL FROM`` when
-the client announces its ``SIZE``, else at the end of ``DATA``). Accepted mail is applied by
-``imtheboss.web.reply_apply.apply_reply`` in a thread; the SMTP answer is 250 whatever the
-reply said (the seat hears from us by mail; a refusal is never a bounce).
+(``MAIL_REPLY_LOCAL+…@MAIL_DOMAIN``) whose signature holds are accepted (550 for any other, a
+tampered or forged token too: no open relay, no backscatter, and no mail is read for an address
+that acts for nobody); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 (at
+``MAIL FROM`` when the client announces its ``SIZE``, else at the end of ``DATA``). Accepted
+mail is applied by ``imtheboss.web.reply_apply.apply_reply`` in a thread; the SMTP answer is
+250 whatever the reply said (the seat hears from us by mail; a refusal is never a bounce).
 
 Run: ``python -m imtheboss.worker.inbound_smtp``.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from flask import Flask
-from imtheboss.web.reply_address import is_ours
+from imtheboss.web.reply_address import BadReplyAddress, read_address
 from imtheboss.web.reply_apply import apply_reply
 
 
@@ -34,11 +35,12 @@ class ReplyHandler:
     async def handle_RCPT(  # noqa: N802 - aiosmtpd's hook name
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
     ) -> str:
-        """250 for one of our reply addresses, 550 for any other."""
+        """250 for one of our reply addresses whose signature holds, 550 for any other."""
         with self.app.app_context():
-            ours = is_ours(address)
-        if not ours:
-            return "550 5.1.1 No such reply address here"
+            try:
+                read_address(address)
+            except BadReplyAddress:
+                return "550 5.1.1 No such reply address here"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
 

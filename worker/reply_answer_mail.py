@@ -126,4 +126,8 @@ WHY = {
         " a newer mail, or open the game."
     ),
     "over": _l("The game is over, so nothing was done."),
+    "unreadable": _l(
+        "We could not read your reply: it is too big or has too many parts, so nothing was"
+        " done. Reply again with just a short line of text, or open the game."
+    ),
 }

@@ -1,5 +1,6 @@
 """Replies read from a mailbox over IMAP, against a real dovecot started by the test: unseen
-mail is applied and marked seen (a mail read twice acts once); IDLE wakes the poller as soon as
+mail is applied and marked seen (a mail read twice acts once), screened as the receiver's
+(auto-replies, bad signatures, a mail too deep to parse); IDLE wakes the poller as soon as
 a reply is delivered."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ import threading
 
 import pytest
 from helpers_dovecot import Dovecot
-from helpers_replies import quoted, raw_mail
+from helpers_logs import written
+from helpers_replies import nested_mail, quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import wait_for
 from imtheboss.web.service import load_events
@@ -52,6 +54,24 @@ def test_unseen_replies_are_applied_once_and_marked_seen(imap_app, dovecot) -> N
         imap.logout()
     assert [e.data["via"] for e in _placed(app, a.game_id)] == ["mail"]
     assert dovecot.unseen() == 0 and len(answers(app)) == 1
+
+
+def test_mail_read_by_imap_is_screened_as_the_receiver_s(imap_app, dovecot) -> None:
+    app = imap_app
+    a = asked(app)
+    subject = "自动回复：Re: [I'm the Boss!] Friday"  # a webmail auto-reply: no header says so
+    dovecot.append(raw_mail("我在休假", to=a.address, sender=a.email, subject=subject))
+    dovecot.append(raw_mail("place 2", to=a.address.replace("+", "+x", 1), sender=a.email))
+    dovecot.append(nested_mail(3000, to=a.address, sender=a.email))
+    imap = connect(app)
+    try:
+        with written() as log:
+            assert poll_once(app, imap) == 3
+    finally:
+        imap.logout()
+    assert "Traceback" not in log.getvalue()
+    assert _placed(app, a.game_id) == [] and dovecot.unseen() == 0
+    assert [row.body["answer"] for row in answers(app)] == ["unreadable"]
 
 
 def test_idle_wakes_the_poller_for_a_new_reply(imap_app, dovecot) -> None:

@@ -1,5 +1,6 @@
 """The inbound SMTP receiver as the Procfile's ``mail:`` line starts it, spoken to with
-smtplib over a real socket: a reply becomes the move; only our reply addresses pass ``RCPT``;
+smtplib over a real socket: a reply becomes the move; only our reply addresses whose signature
+holds pass ``RCPT``;
 a 30 MB mail is refused at the SMTP level (at ``MAIL FROM`` when its size is announced, at
 the end of ``DATA`` when not) and changes nothing."""
 
@@ -106,12 +107,16 @@ def test_a_reply_over_smtp_is_the_move(app, receiver) -> None:
 
 
 def test_only_our_reply_addresses_pass_rcpt(app, receiver) -> None:
+    a = asked(app)
+    local, _at, domain = a.address.partition("@")
     with smtplib.SMTP("127.0.0.1", receiver.port, timeout=30) as client:
         client.ehlo()
         client.mail("amy@example.org")
         assert client.rcpt("boss@elsewhere.example.org")[0] == 550
         assert client.rcpt("play@boss.example.org")[0] == 550  # no token: not a reply address
-        assert client.rcpt("play+x.1.a.-.b@boss.example.org")[0] == 250  # checked after DATA
+        assert client.rcpt("play+x.1.a.-.b@boss.example.org")[0] == 550  # a forged signature
+        assert client.rcpt(local[:-1] + "@" + domain)[0] == 550  # a cut one
+        assert client.rcpt(a.address)[0] == 250
 
 
 def test_a_30_mb_mail_is_refused_at_the_smtp_level(app, receiver) -> None:
