@@ -49,6 +49,16 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
     return _way(game, seat, lang, load_state(game), window)
 
 
+def seat_address(game: Game, seat: Seat) -> str | None:
+    """The ``Reply-To`` of a mail to ``seat`` that asks nothing (an invitation, news): the seat's
+    signed address with no window, so a reply is read and answered (a chat is taken; a word
+    answers no decision and is told what the game waits for and which words work now) and never
+    bounced; ``None`` when replies are off."""
+    if not current_app.config.get("MAIL_REPLIES"):
+        return None
+    return reply_address(game.id, seat)
+
+
 def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:
     """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step):
     its address names the seat's next decision's window when one alone waits for the seat,

@@ -23,7 +23,7 @@ from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
-from imtheboss.web.reply_mail import reply_way
+from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
@@ -96,12 +96,22 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "reply": reply_way(game, seat, rows, g.locale),
     }
     msg = _message(subject, seat.email)
-    if context["reply"] is not None:
-        msg["Reply-To"] = context["reply"].address
+    reply_to = context["reply"].address if context["reply"] else seat_address(game, seat)
+    if reply_to:
+        msg["Reply-To"] = reply_to
+    msg["List-Id"] = list_id(game)
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+def list_id(game: Game) -> str:
+    """The ``List-Id`` (RFC 2919) of a game's mail to its seats: the title as its phrase, the
+    game's code under ``MAIL_DOMAIN`` as its id (``"Friday" <abc123.imtheboss.local>``)."""
+    ident = f"<{game.id.lower()}.{current_app.config['MAIL_DOMAIN']}>"
+    title = " ".join(game.title.replace('"', "'").replace("\\", "/").split())
+    return f'"{title}" {ident}' if title.isascii() else ident
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
@@ -113,15 +123,27 @@ def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
 
 
 def _message(subject: str, to: str) -> EmailMessage:
-    """A message with the headers every email has: Subject, From, To, Date, Message-ID.
-    Raises ``MailFailure`` (``bad_address``) when ``to`` cannot be written."""
+    """A message with the headers every email has: Subject, From (its name in the mail's
+    language: ``sender``), To, Date, Message-ID and ``Auto-Submitted: auto-generated`` (RFC
+    3834: no vacation responder answers it). Raises ``MailFailure`` (``bad_address``) when
+    ``to`` cannot be written."""
     msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
-    msg["From"] = current_app.config["MAIL_FROM"]
+    msg["From"] = sender()
     msg["To"] = mail_address(to)
     msg["Date"] = format_datetime(now_utc())
     msg["Message-ID"] = make_msgid(domain=current_app.config["MAIL_DOMAIN"])
+    msg["Auto-Submitted"] = "auto-generated"
     return msg
+
+
+def sender() -> Address:
+    """``MAIL_FROM`` with its display name in the current language when the catalogs have it
+    (the default name ``I'm the Boss!`` -> ``我是大老板！``), else as configured. Raises
+    ``IndexError`` when ``MAIL_FROM`` holds no address."""
+    configured = HEADER_POLICY.header_factory("From", current_app.config["MAIL_FROM"]).addresses[0]
+    name = _(configured.display_name) if configured.display_name else ""
+    return Address(display_name=name, addr_spec=configured.addr_spec)
 
 
 def _parts(msg: EmailMessage, template: str, context: dict) -> None:

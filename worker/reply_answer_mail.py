@@ -41,7 +41,7 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
     if body.get("in_reply_to"):
         msg["In-Reply-To"] = body["in_reply_to"]
         msg["References"] = body.get("references") or body["in_reply_to"]
-    msg["Auto-Submitted"] = "auto-replied"  # RFC 3834: no auto-responder answers it
+    msg.replace_header("Auto-Submitted", "auto-replied")  # RFC 3834: no auto-responder answers it
     # only a running game has a next step (one waiting for its organiser has no state yet)
     reply = way_now(game, seat, g.locale) if seat is not None and game.status == "active" else None
     if reply is not None:
