@@ -25,6 +25,7 @@ from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
+from imtheboss.worker.mail_thread import subject, thread_headers, thread_of
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
@@ -74,9 +75,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         what = str(ABOUT.get(first.kind, first.kind))
     else:
         what = ngettext("%(num)d thing happened", "%(num)d things happened", len(rows))
-    subject = _("[I'm the Boss!] %(title)s: %(what)s", title=game.title, what=what)
-    if until:
-        subject += " " + _("(by %(time)s)", time=until)
+    thread = thread_of(game.id, rows)
     if first.kind == "invited" and first.body.get("link"):
         link = first.body["link"]
     else:
@@ -94,8 +93,10 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "players": [s.name for s in seats_of(game.id)],
         "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
         "reply": reply_way(game, seat, rows, g.locale),
+        "what": what,
     }
-    msg = _message(subject, seat.email)
+    msg = _message(subject(game, thread, what, until), seat.email)
+    thread_headers(msg, game, thread)
     reply_to = context["reply"].address if context["reply"] else seat_address(game, seat)
     if reply_to:
         msg["Reply-To"] = reply_to
