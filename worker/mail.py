@@ -25,7 +25,7 @@ from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
-from imtheboss.worker.mail_thread import subject, thread_headers, thread_of
+from imtheboss.worker.mail_thread import list_id, subject, thread_headers, thread_of
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
@@ -105,14 +105,6 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
-
-
-def list_id(game: Game) -> str:
-    """The ``List-Id`` (RFC 2919) of a game's mail to its seats: the title as its phrase, the
-    game's code under ``MAIL_DOMAIN`` as its id (``"Friday" <abc123.imtheboss.local>``)."""
-    ident = f"<{game.id.lower()}.{current_app.config['MAIL_DOMAIN']}>"
-    title = " ".join(game.title.replace('"', "'").replace("\\", "/").split())
-    return f'"{title}" {ident}' if title.isascii() else ident
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:

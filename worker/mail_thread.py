@@ -82,3 +82,11 @@ def thread_headers(msg: EmailMessage, game: Game, thread: Thread) -> None:
     own = anchor(game, thread)
     msg["In-Reply-To"] = own
     msg["References"] = game_anchor if own == game_anchor else f"{game_anchor} {own}"
+
+
+def list_id(game: Game) -> str:
+    """The ``List-Id`` (RFC 2919) of a game's mail to its seats: the title as its phrase, the
+    game's code under ``MAIL_DOMAIN`` as its id (``"Friday" <abc123.imtheboss.local>``)."""
+    ident = f"<{game.id.lower()}.{current_app.config['MAIL_DOMAIN']}>"
+    title = " ".join(game.title.replace('"', "'").replace("\\", "/").split())
+    return f'"{title}" {ident}' if title.isascii() else ident

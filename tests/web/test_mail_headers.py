@@ -99,5 +99,6 @@ def test_a_reply_to_a_news_mail_is_answered_with_what_works_now(app) -> None:
         answer = compose(db.session.get(Game, gid), None, [row])
     assert str(msg["Message-ID"]) in str(answer["References"])
     assert answer["Auto-Submitted"] == "auto-replied"
+    assert answer["List-Id"] == msg["List-Id"] and str(answer["Reply-To"]).startswith("play+")
     text = answer.get_body(("plain",)).get_content()
     assert "We could not read a move in your reply" in text and "Thanks, see you there!" in text
