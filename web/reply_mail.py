@@ -50,13 +50,14 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
 
 
 def seat_address(game: Game, seat: Seat) -> str | None:
-    """The ``Reply-To`` of a mail to ``seat`` that asks nothing (an invitation, news): the seat's
-    signed address with no window, so a reply is read and answered (a chat is taken; a word
-    answers no decision and is told what the game waits for and which words work now) and never
-    bounced; ``None`` when replies are off."""
+    """The ``Reply-To`` of a mail to ``seat`` that asks nothing (an invitation, news): the
+    seat's signed address naming no window but the newest opened now (and the turn's step), as
+    a digest's does, so a reply is read and answered, never bounced: a chat is taken, a word
+    acts only on a decision open when the mail was made (A7). ``None`` when replies are off."""
     if not current_app.config.get("MAIL_REPLIES"):
         return None
-    return reply_address(game.id, seat)
+    state = load_state(game)
+    return reply_address(game.id, seat, newest=state.window_seq - 1, step=turn_step(state))
 
 
 def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:

@@ -102,3 +102,31 @@ def test_a_reply_to_a_news_mail_is_answered_with_what_works_now(app) -> None:
     assert answer["List-Id"] == msg["List-Id"] and str(answer["Reply-To"]).startswith("play+")
     text = answer.get_body(("plain",)).get_content()
     assert "We could not read a move in your reply" in text and "Thanks, see you there!" in text
+
+
+def test_a_word_in_a_reply_to_an_invitation_acts_on_what_was_open_then(app) -> None:
+    """The first player's invitation asks nothing itself (its own mail asks for the marker),
+    yet ``place 5`` in a reply to it places the marker: the address names the newest window
+    open when the invitation was made (A7)."""
+    with app.app_context():
+        gid = create_game("Friday", PLAYERS).game_id
+        first = db.session.execute(
+            select(Notification.seat_index).where(
+                Notification.game_id == gid, Notification.kind == "place_marker"
+            )
+        ).scalar_one()
+        row = db.session.execute(
+            select(Notification).where(
+                Notification.game_id == gid,
+                Notification.kind == "invited",
+                Notification.seat_index == first,
+            )
+        ).scalar_one()
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == first)
+        ).scalar_one()
+        msg, email = compose(get_game(gid), seat, [row]), seat.email
+    reply = raw_mail("place 5\n\n" + quoted(), sender=email, to=str(msg["Reply-To"]))
+    with app.app_context():
+        assert apply_reply(reply).status == "done"
+        assert get_game(gid).last_seq > 1
