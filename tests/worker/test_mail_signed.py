@@ -131,3 +131,13 @@ def test_a_server_without_8bitmime_gets_seven_bits_still_signed(local_app, mailb
     assert dkim.verify(raw, dnsfunc=dnsfunc)
     (got,) = server.messages
     assert "你好" in got.get_body(("plain",)).get_content()
+
+
+def test_a_selector_without_its_key_file_stops_the_start(tmp_path) -> None:
+    from imtheboss.web.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match="DKIM_KEY_FILE"):
+        Settings.load(dkim_selector=SELECTOR, dkim_key_file=str(tmp_path / "missing.pem"))
+    key_file = tmp_path / "key.pem"
+    key_file.write_text("-----BEGIN RSA PRIVATE KEY-----\n")
+    assert Settings.load(dkim_selector=SELECTOR, dkim_key_file=str(key_file)).dkim_selector
