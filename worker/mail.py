@@ -25,7 +25,13 @@ from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
-from imtheboss.worker.mail_thread import list_id, subject, thread_headers, thread_of
+from imtheboss.worker.mail_thread import (
+    list_id,
+    subject,
+    subject_time,
+    thread_headers,
+    thread_of,
+)
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
@@ -68,9 +74,10 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     g.locale = players.seat_language(seat) or "en"  # its own, else its address's default
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
-    until = None
+    until = due = None
     if len(rows) == 1 and first.body.get("until"):
-        until = local_time(datetime.fromisoformat(first.body["until"]), seat.timezone)
+        due = datetime.fromisoformat(first.body["until"])
+        until = local_time(due, seat.timezone)
     if len(rows) == 1:
         what = str(ABOUT.get(first.kind, first.kind))
     else:
@@ -95,7 +102,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
     }
-    msg = _message(subject(game, thread, what, until), seat.email)
+    by = subject_time(due, seat.timezone, now_utc()) if due else None
+    msg = _message(subject(game, thread, what, by), seat.email)
     thread_headers(msg, game, thread)
     reply_to = context["reply"].address if context["reply"] else seat_address(game, seat)
     if reply_to:

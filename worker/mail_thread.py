@@ -10,17 +10,21 @@ subject. Only public facts are named (a negotiation's number and space, A8).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 
+from babel.dates import format_datetime
 from flask import current_app
+from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web.display import space_number
+from imtheboss.web.display import page_time, space_number, utc_offset, zone
 from imtheboss.web.models import Game, NegotiationRecord, Notification, db
 from sqlalchemy import or_, select
 
 # Kinds that are never a negotiation's matter, even when written with the event that ended one.
 GAME_KINDS = frozenset({"invited", "your_turn", "place_marker", "discard", "game_over"})
 TITLE_CHARS = 24  # of a game's title in a subject: the rest says what and by when
+WEEK = timedelta(days=6)  # a deadline closer than this is told by its weekday in a subject
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ def short_title(title: str) -> str:
 
 def subject(game: Game, thread: Thread, what: str, until: str | None) -> str:
     """The subject, in the current language: a negotiation's stays the same for all its mails
-    (what happened is the body's first line); the game's says what is asked and by when."""
+    (what happened is the body's first line); the game's says what is asked and by when
+    (``until``: ``subject_time``)."""
     title = short_title(game.title)
     if thread.number:
         what = _(
@@ -67,6 +72,17 @@ def subject(game: Game, thread: Thread, what: str, until: str | None) -> str:
         until = None
     text = _("[I'm the Boss!] %(title)s: %(what)s", title=title, what=what)
     return text + " " + _("(by %(time)s)", time=until) if until else text
+
+
+def subject_time(due: datetime, tz: str, now: datetime) -> str:
+    """A deadline (aware) for a subject, in zone ``tz`` and the current language: its weekday,
+    time and offset when it is less than ``WEEK`` after ``now`` (``Tue 14:00 UTC+1``, ``周二
+    14:00 UTC+8``), else as the pages write it (``display.page_time``): the body has it in
+    full either way."""
+    if due - now >= WEEK:
+        return page_time(due, tz)
+    short = format_datetime(due, "EEE HH:mm", tzinfo=zone(tz), locale=get_locale())
+    return f"{short} {utc_offset(due, tz)}"
 
 
 def anchor(game: Game, thread: Thread) -> str:

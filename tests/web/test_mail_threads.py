@@ -5,6 +5,8 @@ asked and by when. A long title is cut so the subject keeps that."""
 
 from __future__ import annotations
 
+import re
+
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import get_game, load_state, submit
@@ -75,4 +77,8 @@ def test_a_long_title_is_cut_in_the_subject(app) -> None:
     mail = next(m for (_s, kind), m in _mails(app, gid).items() if kind == "place_marker")
     subject = str(mail["Subject"])
     assert subject.startswith("[I'm the Boss!] The very long name of o…: place the marker to")
-    assert len(subject) < 110 and "(by " in subject
+    # a deadline within the week by its weekday: "(by Mon 09:00 UTC)"; the body has its date
+    assert re.search(r" \(by \w+ \d\d:\d\d UTC[^)]*\)$", subject), subject
+    assert len(subject) <= 90
+    text = mail.get_body(("plain",)).get_content()
+    assert re.search(r"\w+ \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)

@@ -97,6 +97,7 @@ def task_done(worker: Any, task_id: str) -> bool:
 
 def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet_app, smtp, worker):
     from imtheboss.worker.mail import local_time
+    from imtheboss.worker.mail_thread import subject_time
 
     zones = ["Asia/Shanghai", "America/New_York", "Europe/Paris"]
     with quiet_app.app_context():
@@ -124,8 +125,10 @@ def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet
     zone = zones[marker.seat_index]
     with quiet_app.app_context():
         when = local_time(due, zone)
+        short = subject_time(due, zone, due)  # within the week: its weekday, time and offset
     assert str(asked["To"]) == players("headers")[marker.seat_index][1]
-    assert str(asked["Subject"]).endswith(f"place the marker to start (by {when})")
+    assert str(asked["Subject"]).endswith(f"place the marker to start (by {short})")
+    assert short.split()[0] == when.split()[0] and short.split()[1:] == when.split()[2:]
     local = due.astimezone(ZoneInfo(zone))
     assert local.strftime("%H:%M") in when  # in the seat's zone, which the offset names
     assert when.split()[-1].startswith("UTC") and when.split()[-1] != "UTC"
