@@ -1,6 +1,8 @@
-"""Composing email: plain-text and HTML parts, a subject that says what is needed and by when
-(in the player's time zone), the link to the exact decision, ``Date``, ``Message-ID``,
-``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``. The recipient's domain is
+"""Composing email: plain-text and HTML parts, a first line (and, outside a negotiation, a
+subject) that says what is needed and by when (in the player's time zone), the link to the
+exact decision, ``Date``, ``Message-ID``, ``Auto-Submitted``; to a seat also ``Reply-To``,
+``List-Id``, its thread (``imtheboss.worker.mail_thread``), ``List-Unsubscribe`` and one-click
+``List-Unsubscribe-Post``. The recipient's domain is
 written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
 see ``imtheboss.worker.smtp``, which sends the message).
 """
