@@ -28,6 +28,7 @@ from imtheboss.web.models import EventRecord, Game, db
 from imtheboss.web.records import game_export
 from imtheboss.web.service import (
     MAX_KEY,
+    SEAT_LANGUAGES,
     SERVER_PROXY_HOURS,
     ServiceError,
     create_game,
@@ -160,11 +161,41 @@ def _game_json(game: Game) -> dict[str, Any]:
 # -- endpoints -------------------------------------------------------------------------------
 
 
+def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """``[(name, email)]`` and each player's ``language`` (``""``: none given, the address's
+    default stands) of the request's ``players``. Raises the 400 ``bad_settings`` error for a
+    malformed player or a language the server does not have (``service.SEAT_LANGUAGES``)."""
+    pairs: list[tuple[str, str]] = []
+    languages: list[str] = []
+    for player in players:
+        if (
+            not isinstance(player, dict)
+            or set(player) - {"name", "email", "language"}
+            or not isinstance(player.get("name"), str)
+            or not isinstance(player.get("email"), str)
+        ):
+            raise _bad(
+                "bad_settings", 'each player is {"name": text, "email": text, "language": text}'
+            )
+        language = player.get("language", "")
+        if not isinstance(language, str) or language not in SEAT_LANGUAGES | {""}:
+            raise _bad(
+                "bad_settings",
+                f"language is one of {', '.join(sorted(SEAT_LANGUAGES))} (or left out)",
+            )
+        pairs.append((player["name"], player["email"]))
+        languages.append(language)
+    return pairs, languages
+
+
 @bp.post("/games")
 def create() -> ResponseReturnValue:
-    """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email"}],
+    """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
+    "language"}],
     "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
-    every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10; the
+    every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10;
+    ``language``: the player's invitation and mail, ``en``, ``zh_Hans`` or ``zh_Hant``, else the
+    address's default; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
     secret link goes to that seat's email only (the invitation), once the organiser confirms
@@ -181,16 +212,7 @@ def create() -> ResponseReturnValue:
         raise _bad("bad_settings", "title and creator_email are strings")
     if not isinstance(players, list) or not 2 <= len(players) <= 6:
         raise _bad("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
-    pairs: list[tuple[str, str]] = []
-    for player in players:
-        if (
-            not isinstance(player, dict)
-            or set(player) - {"name", "email"}
-            or not isinstance(player.get("name"), str)
-            or not isinstance(player.get("email"), str)
-        ):
-            raise _bad("bad_settings", 'each player is {"name": text, "email": text}')
-        pairs.append((player["name"], player["email"]))
+    pairs, languages = _players(players)
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -207,6 +229,7 @@ def create() -> ResponseReturnValue:
             creator_email=creator_email,
             confirmed=False,
             starting_orders=body.get("orders", "recommended"),
+            languages=languages if any(languages) else None,
         )
     return jsonify(
         {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}

@@ -54,6 +54,20 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
     return _way(game, seat, lang, load_state(game), window)
 
 
+def seat_address(game: Game, seat: Seat) -> str | None:
+    """The ``Reply-To`` of a mail to ``seat`` that asks nothing (an invitation, news): the
+    seat's signed address naming no window but the newest opened now (and the turn's step), as
+    a digest's does, so a reply is read and answered, never bounced: a chat is taken, a word
+    acts only on a decision open when the mail was made (A7); a game not started yet has no
+    window, so its address takes only a chat. ``None`` when replies are off."""
+    if not current_app.config.get("MAIL_REPLIES"):
+        return None
+    if game.status == "unconfirmed":
+        return reply_address(game.id, seat)
+    state = load_state(game)
+    return reply_address(game.id, seat, newest=state.window_seq - 1, step=turn_step(state))
+
+
 def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:
     """The reply way for what ``seat`` may do in ``game`` now (a confirmation's next step):
     its address names the seat's next decision's window when one alone waits for the seat,

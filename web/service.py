@@ -230,8 +230,9 @@ def create_game(
     ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
-    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new``) sets the
-    language of each seat's invitation and mail over its address's default."""
+    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new`` or in the
+    API; ``""``: none) sets the language of each seat's invitation and mail over its address's
+    default."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
@@ -239,7 +240,7 @@ def create_game(
         raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
     names = [name.strip() for name, _email in players]
     if languages is not None and (
-        len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES
+        len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
             400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
@@ -312,7 +313,7 @@ def create_game(
             token_hash=hash_token(seat_tokens[i]),
         )
         defaults_of.apply_defaults(seat, chosen.get(email))
-        if languages is not None:  # the organiser's choice for this game
+        if languages is not None and languages[i]:  # the organiser's choice for this game
             seat.locale = languages[i]
         db.session.add(seat)
     db.session.flush()

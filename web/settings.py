@@ -18,7 +18,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -59,6 +59,12 @@ class Settings(BaseSettings):
     # The SMTP server accepts SMTPUTF8 (RFC 6531): addresses whose local part goes beyond ASCII
     # (用户@例子.中国) may be given to players; off, they are refused when a game is created.
     mail_smtputf8: bool = False
+    # DKIM signing of every mail sent by SMTP (docs/deliverability.md): a selector and the file
+    # of its private key (PEM, RSA); the domain defaults to MAIL_FROM's. Unset: mail goes out
+    # unsigned, for a relay that signs it.
+    dkim_selector: str = Field("", pattern=r"^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)*$")
+    dkim_key_file: str = ""
+    dkim_domain: str = ""
     mail_max_attempts: int = Field(8, ge=1, le=100)
     mail_retry_max_seconds: int = Field(300, ge=1)
     batch_delay_seconds: float = Field(180.0, ge=0)
@@ -143,6 +149,12 @@ class Settings(BaseSettings):
                 f'{value!r} is not a limit such as "10 per hour; 20 per day"'
             ) from None
         return value
+
+    @model_validator(mode="after")
+    def _dkim_key(self) -> Settings:
+        if self.dkim_selector and not Path(self.dkim_key_file or "/nonexistent").is_file():
+            raise ValueError("DKIM_SELECTOR needs DKIM_KEY_FILE, the file of its private key")
+        return self
 
     @field_validator("base_url")
     @classmethod

@@ -1,6 +1,8 @@
-"""Composing email: plain-text and HTML parts, a subject that says what is needed and by when
-(in the player's time zone), the link to the exact decision, ``Date``, ``Message-ID``,
-``List-Unsubscribe`` and one-click ``List-Unsubscribe-Post``. The recipient's domain is
+"""Composing email: plain-text and HTML parts, a first line (and, outside a negotiation, a
+subject) that says what is needed and by when (in the player's time zone), the link to the
+exact decision, ``Date``, ``Message-ID``, ``Auto-Submitted``; to a seat also ``Reply-To``,
+``List-Id``, its thread (``imtheboss.worker.mail_thread``), ``List-Unsubscribe`` and one-click
+``List-Unsubscribe-Post``. The recipient's domain is
 written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
 see ``imtheboss.worker.smtp``, which sends the message).
 """
@@ -23,8 +25,15 @@ from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
-from imtheboss.web.reply_mail import reply_way
+from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
+from imtheboss.worker.mail_thread import (
+    list_id,
+    subject,
+    subject_time,
+    thread_headers,
+    thread_of,
+)
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
 
@@ -67,16 +76,15 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     g.locale = players.seat_language(seat) or "en"  # its own, else its address's default
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
-    until = None
+    until = due = None
     if len(rows) == 1 and first.body.get("until"):
-        until = local_time(datetime.fromisoformat(first.body["until"]), seat.timezone)
+        due = datetime.fromisoformat(first.body["until"])
+        until = local_time(due, seat.timezone)
     if len(rows) == 1:
         what = str(ABOUT.get(first.kind, first.kind))
     else:
         what = ngettext("%(num)d thing happened", "%(num)d things happened", len(rows))
-    subject = _("[I'm the Boss!] %(title)s: %(what)s", title=game.title, what=what)
-    if until:
-        subject += " " + _("(by %(time)s)", time=until)
+    thread = thread_of(game.id, rows)
     if first.kind == "invited" and first.body.get("link"):
         link = first.body["link"]
     else:
@@ -94,10 +102,15 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "players": [s.name for s in seats_of(game.id)],
         "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
         "reply": reply_way(game, seat, rows, g.locale),
+        "what": what,
     }
-    msg = _message(subject, seat.email)
-    if context["reply"] is not None:
-        msg["Reply-To"] = context["reply"].address
+    by = subject_time(due, seat.timezone, now_utc()) if due else None
+    msg = _message(subject(game, thread, what, by), seat.email)
+    thread_headers(msg, game, thread)
+    reply_to = context["reply"].address if context["reply"] else seat_address(game, seat)
+    if reply_to:
+        msg["Reply-To"] = reply_to
+    msg["List-Id"] = list_id(game)
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
@@ -113,15 +126,27 @@ def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
 
 
 def _message(subject: str, to: str) -> EmailMessage:
-    """A message with the headers every email has: Subject, From, To, Date, Message-ID.
-    Raises ``MailFailure`` (``bad_address``) when ``to`` cannot be written."""
+    """A message with the headers every email has: Subject, From (its name in the mail's
+    language: ``sender``), To, Date, Message-ID and ``Auto-Submitted: auto-generated`` (RFC
+    3834: no vacation responder answers it). Raises ``MailFailure`` (``bad_address``) when
+    ``to`` cannot be written."""
     msg = EmailMessage(policy=HEADER_POLICY)
     msg["Subject"] = subject
-    msg["From"] = current_app.config["MAIL_FROM"]
+    msg["From"] = sender()
     msg["To"] = mail_address(to)
     msg["Date"] = format_datetime(now_utc())
     msg["Message-ID"] = make_msgid(domain=current_app.config["MAIL_DOMAIN"])
+    msg["Auto-Submitted"] = "auto-generated"
     return msg
+
+
+def sender() -> Address:
+    """``MAIL_FROM`` with its display name in the current language when the catalogs have it
+    (the default name ``I'm the Boss!`` -> ``我是大老板！``), else as configured. Raises
+    ``IndexError`` when ``MAIL_FROM`` holds no address."""
+    configured = HEADER_POLICY.header_factory("From", current_app.config["MAIL_FROM"]).addresses[0]
+    name = _(configured.display_name) if configured.display_name else ""
+    return Address(display_name=name, addr_spec=configured.addr_spec)
 
 
 def _parts(msg: EmailMessage, template: str, context: dict) -> None:

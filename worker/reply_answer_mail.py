@@ -20,9 +20,10 @@ from imtheboss.web.links import seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.refusals import refusal
 from imtheboss.web.reply_answer import seat_row
-from imtheboss.web.reply_mail import ReplyWay, way_now
+from imtheboss.web.reply_mail import ReplyWay, seat_address, way_now
 from imtheboss.web.reply_moves import move_text
 from imtheboss.web.service import seats_of
+from imtheboss.worker.mail_thread import list_id
 
 LOCALES = ("en", "zh_Hans", "zh_Hant")
 
@@ -41,11 +42,15 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
     if body.get("in_reply_to"):
         msg["In-Reply-To"] = body["in_reply_to"]
         msg["References"] = body.get("references") or body["in_reply_to"]
-    msg["Auto-Submitted"] = "auto-replied"  # RFC 3834: no auto-responder answers it
+    msg.replace_header("Auto-Submitted", "auto-replied")  # RFC 3834: no auto-responder answers it
     # only a running game has a next step (one waiting for its organiser has no state yet)
     reply = way_now(game, seat, g.locale) if seat is not None and game.status == "active" else None
-    if reply is not None:
-        msg["Reply-To"] = reply.address
+    reply_to = reply.address if reply is not None else None
+    if seat is not None:  # a seat's mail, as every other: its game's list, a reply never bounced
+        reply_to = reply_to or seat_address(game, seat)
+        msg["List-Id"] = list_id(game)
+    if reply_to:
+        msg["Reply-To"] = reply_to
     context = {
         "game": game,
         "name": seat.name if seat else "",

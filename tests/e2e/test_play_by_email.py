@@ -274,7 +274,7 @@ def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> Non
             # a boss card's act is its player's, whoever's answer let it take effect
             actor = event.data["seat"] if kind == "boss_changed" else event.by
             assert not (actor == seat and not event.data.get("order")), (seat, kind, event)
-    asking = [m for m in mails if "a card waits for your answer" in m.subject]
+    asking = [m for m in mails if "a card waits for your answer" in m.text.lower()]
     assert asking, "no card ever waited for an answer"
     for mail in asking:
         text = " ".join(mail.text.split())

@@ -27,7 +27,7 @@ def test_mail_in_simplified_chinese(app) -> None:
     msg = _invitation(app, "zh_Hans")
     assert str(msg["Subject"]) == "[我是大老板] Friday：邀请你加入"
     text = msg.get_body(("plain",)).get_content()
-    assert "Bill，你好：" in text and "打开游戏：" in text and "不再接收这些邮件：" in text
+    assert "Bill，你好：" in text and "打开游戏：" in text and "退订这局游戏的邮件：" in text
     assert "你受邀以 Bill 的身份玩" in text and "invited" not in text
 
 
@@ -134,7 +134,7 @@ def _unsubscribe(app, locale: str) -> tuple[str, str]:
 
 
 def test_the_unsubscribe_page_is_in_the_seat_s_language_with_the_site_s_layout(app) -> None:
-    """The "不再接收这些邮件" link of a Chinese mail opens a Chinese page in the site's layout
+    """The "退订这局游戏的邮件" link of a Chinese mail opens a Chinese page in the site's layout
     (header, language switch), whatever the browser's language; stopping says so in Chinese."""
     gid, path = _unsubscribe(app, "zh_Hans")
     client = app.test_client()

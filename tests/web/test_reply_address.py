@@ -75,7 +75,9 @@ def test_a_rotated_seat_token_outdates_the_address(app) -> None:
         assert not ticket.matches(row)
 
 
-def test_news_and_invitations_carry_no_reply_address(app) -> None:
+def test_news_and_invitations_carry_the_seats_address_and_no_words(app) -> None:
+    """A mail that asks nothing still has the seat's ``Reply-To`` (a reply is answered, never
+    bounced), but lists no reply words."""
     with app.app_context():
         create_game("Friday", PLAYERS)
         row = db.session.execute(
@@ -83,5 +85,5 @@ def test_news_and_invitations_carry_no_reply_address(app) -> None:
         ).scalar_one()
         seat = db.session.execute(select(Seat).where(Seat.seat_index == 1)).scalar_one()
         msg = compose(get_game(row.game_id), seat, [row])
-    assert msg["Reply-To"] is None
+        assert read_address(str(msg["Reply-To"])).seat == 1
     assert "replying to this mail" not in msg.get_body(("plain",)).get_content()

@@ -26,7 +26,7 @@ SAYS = {
     "en": {
         "placed": "You placed the marker on space 3.",
         "footer": "Friday on I'm the Boss!",
-        "stop": "Stop these emails:",
+        "stop": "Unsubscribe from this game:",
         "open": "Open the game:",
         "cut": "longer than 500 characters, so it was cut",
         "unclear": "We could not read a move in your reply",
@@ -35,7 +35,7 @@ SAYS = {
     "zh_Hans": {
         "placed": "你把标记放在了交易格 3。",
         "footer": "《我是大老板》上的 Friday",
-        "stop": "不再接收这些邮件：",
+        "stop": "退订这局游戏的邮件：",
         "open": "打开游戏：",
         "cut": "超过了 500 个字符，因此被截断",
         "unclear": "我们没能从你的回复中读出",
@@ -44,7 +44,7 @@ SAYS = {
     "zh_Hant": {
         "placed": "你把標記放在了交易格 3。",
         "footer": "《我是大老闆》上的 Friday",
-        "stop": "不再接收這些郵件：",
+        "stop": "退訂這局遊戲的郵件：",
         "open": "打開遊戲：",
         "cut": "超過了 500 個字元，因此被截斷",
         "unclear": "我們沒能從你的回覆中讀出",
@@ -53,7 +53,7 @@ SAYS = {
 }
 # The template's English, none of which a Chinese seat may read.
 ENGLISH = re.compile(
-    r"Hello|Open the game|on I'm the Boss|Stop these emails|Your reply|You placed|We read"
+    r"Hello|Open the game|on I'm the Boss|Unsubscribe from this game|Your reply|You placed|We read"
     r"|We could not|nothing was done|is due by|You can also answer|paused|not started"
 )
 
