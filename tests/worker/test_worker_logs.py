@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
+import redis
 from helpers_worker import players, wait_for
+from imtheboss.web.metrics import SWEEP_KEY
 from imtheboss.web.service import create_game
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
@@ -46,3 +48,20 @@ def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
     for warning in warnings:
         assert warning["context"].startswith("task=")
         assert warning["context"].removeprefix("task=") in known, warning.group(0)
+
+
+def test_idle_workers_and_beat_write_nothing(worker, redis_url):
+    """Idle, the sweeps still run (beat sends them every ``SWEEP_SECONDS``, 1 s here; each
+    records its time) but nothing is logged: no "sending due task", "received" or
+    "succeeded" line of a sweep that found nothing to do."""
+    sweeps = redis.Redis.from_url(redis_url)
+
+    def last() -> float:
+        stamp = sweeps.get(SWEEP_KEY)
+        return float(stamp) if stamp else 0.0
+
+    first = wait_for(last, 30, what="a first sweep")
+    mark = worker.mark()
+    wait_for(lambda: last() >= first + 6, 60, what="six more sweeps")
+    written = [line for line in worker.log_since(mark).splitlines() if line.strip()]
+    assert written == []
