@@ -5,6 +5,9 @@ in a temporary folder, a port where nothing listens for a server that is down.""
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 CONFIG = {"SECRET_KEY": "test-secret", "BASE_URL": "http://testserver", "TASKS": False}
+ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = str(Path(create_app.__code__.co_filename).parent / "migrations")
 
 
@@ -176,3 +180,19 @@ def test_metrics_is_for_this_host_or_the_operator_token(app) -> None:
     app.config["OPERATOR_TOKEN"] = "operator-secret-123"
     assert outside.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 403
     _scrape(outside, headers={"Authorization": "Bearer operator-secret-123"})
+
+
+def test_the_alert_rules_are_valid_and_name_series_that_metrics_has(client) -> None:
+    """``promtool`` (Debian's prometheus; ``.ci/run`` installs it) checks the rules file and
+    lints the exposition; every ``imtheboss_`` series an alert reads is one ``/metrics`` has."""
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: apt-get install prometheus"
+    rules = ROOT / "deploy" / "alerts.yml"
+    checked = subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    exposition = client.get("/metrics").data
+    linted = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    families = {f.name for f in text_string_to_metric_families(exposition.decode())}
+    read = set(re.findall(r"\b(imtheboss_[a-z_]+)", rules.read_text()))
+    assert read and read <= families | {f"{name}_total" for name in families}
