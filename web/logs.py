@@ -165,10 +165,14 @@ SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{7,63}")  # nginx, Hero
 
 class LogContext(logging.Filter):
     """A handler filter: ``record.request_id``, ``record.task_id`` (``-`` when none) and
-    ``record.context`` (``req=<id>``, ``task=<id>`` or ``-``) from the running request or task."""
+    ``record.context`` (``req=<id>``, ``task=<id>`` or ``-``) from the running request or task,
+    or the task a Celery record is about (its ``data["id"]``: the worker's "received" line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         request_id, task_id = REQUEST_ID.get(), TASK_ID.get()
+        data = getattr(record, "data", None)  # Celery's "received" line, before the task runs
+        if not (request_id or task_id) and isinstance(data, dict):
+            task_id = data.get("id") if isinstance(data.get("id"), str) else None
         record.request_id = request_id or "-"
         record.task_id = task_id or "-"
         record.context = (

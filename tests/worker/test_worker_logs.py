@@ -1,6 +1,7 @@
-"""The worker's log lines carry the id of the task that wrote them (``task=<id>``), through the
-same redacting handlers as the web app's (``imtheboss.web.logs``); lines written outside a task
-carry none."""
+"""The worker's log lines carry the id of the task that wrote them or that they are about
+(``task=<id>``: also the consumer's "received" line), through the same redacting handlers as
+the web app's (``imtheboss.web.logs``); lines written outside any task carry none. Idle, the
+worker and beat write nothing."""
 
 from __future__ import annotations
 
@@ -41,9 +42,8 @@ def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
     assert finished
     for line, task in finished:  # written by the task's own thread, after it ran
         assert line["context"] == f"task={task['id']}", line.group(0)
-    for line, task in celery:
-        if task["what"] == "received":  # the consumer, outside any task
-            assert line["context"] == "-", line.group(0)
+    for line, task in celery:  # "received" too: the consumer's line, before the task runs
+        assert line["context"] == f"task={task['id']}", line.group(0)
     known = {task["id"] for _, task in celery}
     for warning in warnings:
         assert warning["context"].startswith("task=")
