@@ -163,10 +163,6 @@ def state_counts(now: datetime) -> dict[str, float]:
     failed = db.session.execute(
         select(func.count()).where(OutboundPost.state == "failed")
     ).scalar_one()
-    if oldest is not None and oldest.tzinfo is None:
-        from datetime import UTC
-
-        oldest = oldest.replace(tzinfo=UTC)
     return {
         "mail_pending": pending,
         "mail_oldest_pending_seconds": (now - oldest).total_seconds() if oldest else 0.0,
