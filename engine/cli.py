@@ -1,4 +1,6 @@
-"""The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate`` and ``verify FILE``.
+"""The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate``, ``verify FILE`` and
+``doctor`` (the operator's list of what is stuck: ``imtheboss.web.doctor``, imported only when
+it runs, so the engine itself imports nothing of the web side).
 
 Exit codes: 0 success; 1 a scenario's expectations do not hold, or a game record departs from
 its seed (``verify``: the first difference is printed); 2 bad input (unreadable or malformed
@@ -98,6 +100,12 @@ def _mail(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from imtheboss.web.doctor import run
+
+    return run(args)
+
+
 def _read_json(name: str) -> object:
     """The JSON document in file ``name`` (``-``: standard input). Raises ``OSError``,
     ``UnicodeDecodeError``, ``json.JSONDecodeError`` or ``RecursionError``."""
@@ -151,6 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     prev.add_argument("--out", required=True, help="the folder to write the .eml files in")
     prev.set_defaults(func=_mail)
+    doc = sub.add_parser(
+        "doctor", help="list stuck mail, overdue deadlines and failing webhooks across games"
+    )
+    doc.add_argument("--stuck-minutes", type=float, default=15.0)
+    doc.add_argument("--grace-seconds", type=float, default=60.0)
+    doc.add_argument("--json", action="store_true", help="one JSON list of the rows")
+    doc.set_defaults(func=_doctor)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -82,7 +82,9 @@ def _missing_tools() -> str:
 
 
 def _app(folder: Path, clock: Clock) -> Any:
+    from flask_migrate import stamp
     from imtheboss.web import create_app
+    from imtheboss.web.health import MIGRATIONS
     from imtheboss.web.models import db
 
     app = create_app(
@@ -98,6 +100,7 @@ def _app(folder: Path, clock: Clock) -> Any:
     )
     with app.app_context():
         db.create_all()
+        stamp(directory=str(MIGRATIONS))  # the schema is current (web/health.py)
     return app
 
 

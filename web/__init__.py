@@ -133,6 +133,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         with app.app_context():
             upgrade(directory=str(Path(__file__).parent / "migrations"))
             db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
+    from imtheboss.web.health import check_at_start
+
+    check_at_start(app)
     return app
 
 
@@ -159,6 +162,7 @@ def _register_blueprints(app: Flask) -> None:
 
     for name in (
         "imtheboss.web.inputs",  # first: every request's input is checked before a view runs
+        "imtheboss.web.health",  # /healthz, /readyz, /metrics; 503 while the schema is behind
         "imtheboss.web.pages",
         "imtheboss.web.api",
         "imtheboss.web.links",

@@ -12,6 +12,12 @@
 - ``GunicornLogger`` (gunicorn's ``logger_class``; ``gunicorn.conf.py`` names it) keeps
   gunicorn's own handlers redacted across reloads and sends the app's records to gunicorn's
   error log.
+- ``QuietRoutine`` drops the INFO lines of routine work that found nothing to do: beat sending
+  a periodic sweep, a worker receiving it, its success with nothing done (all counts 0;
+  ``QUIET_TASKS``, filled by ``worker/celery_app.py``), and gunicorn's access lines of probes
+  that answered fine (``PROBE_PATHS``). Idle, the processes write nothing at INFO.
+- ``LOG_FORMAT=json`` writes each line as one JSON object (python-json-logger) with the same
+  fields: time, level, logger, process, ``request_id``, ``task_id``, message.
 - ``init_app(app)`` gives every request an id: a sane incoming ``X-Request-Id`` (a proxy's) or a
   new one, in ``g.request_id``, in each of its log lines and in the response's ``X-Request-Id``.
 
@@ -119,6 +125,35 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+# -- routine work, not logged ---------------------------------------------------------------
+
+QUIET_TASKS: set[str] = set()  # periodic task names (``imtheboss.worker.celery_app``)
+PROBE_PATHS = ("/healthz", "/readyz", "/metrics")  # scraped and probed every few seconds
+NOTHING_DONE = re.compile(r"succeeded in [\d.e-]+s: (\{(?:'\w+': 0(?:, )?)*\}|None|0)$")
+ROUTINE_LOGGERS = ("celery.beat", "celery.worker.strategy", "celery.app.trace")
+
+
+class QuietRoutine(logging.Filter):
+    """A handler filter that drops INFO lines of routine work that did nothing (the module
+    docstring); must run before ``RedactSecrets`` (it reads the access line's atoms)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        if record.name == "gunicorn.access" and isinstance(record.args, dict):
+            path, status = record.args.get("U"), str(record.args.get("s", ""))
+            return not (path in PROBE_PATHS and status.startswith(("2", "3")))
+        if record.name not in ROUTINE_LOGGERS or not QUIET_TASKS:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if not any(name in message for name in QUIET_TASKS):
+            return True
+        return " succeeded in " in message and NOTHING_DONE.search(message) is None
+
+
 # -- request and task ids --------------------------------------------------------------------
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("imtheboss_request_id", default=None)
@@ -130,10 +165,14 @@ SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{7,63}")  # nginx, Hero
 
 class LogContext(logging.Filter):
     """A handler filter: ``record.request_id``, ``record.task_id`` (``-`` when none) and
-    ``record.context`` (``req=<id>``, ``task=<id>`` or ``-``) from the running request or task."""
+    ``record.context`` (``req=<id>``, ``task=<id>`` or ``-``) from the running request or task,
+    or the task a Celery record is about (its ``data["id"]``: the worker's "received" line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         request_id, task_id = REQUEST_ID.get(), TASK_ID.get()
+        data = getattr(record, "data", None)  # Celery's "received" line, before the task runs
+        if not (request_id or task_id) and isinstance(data, dict):
+            task_id = data.get("id") if isinstance(data.get("id"), str) else None
         record.request_id = request_id or "-"
         record.task_id = task_id or "-"
         record.context = (
@@ -205,14 +244,25 @@ ACCESS_FORMAT = "%(context)s %(message)s"  # gunicorn's access line has its own 
 CELERY_FORMAT = "[%(asctime)s: %(levelname)s/%(processName)s] %(name)s %(context)s: %(message)s"
 
 
+JSON_FIELDS = ("asctime", "levelname", "name", "process", "request_id", "task_id", "message")
+
+
 def formatter(fmt: str = LOG_FORMAT, datefmt: str | None = None) -> logging.Formatter:
-    """A formatter for ``fmt``; records that missed ``LogContext`` show ``-`` for its fields."""
+    """A formatter for ``fmt``; records that missed ``LogContext`` show ``-`` for its fields.
+    With the setting ``LOG_FORMAT=json``: one JSON object a line (``JSON_FIELDS``), whatever
+    ``fmt``."""
+    from imtheboss.web.settings import Settings
+
     defaults = {"context": "-", "request_id": "-", "task_id": "-"}
+    if Settings.load().log_format == "json":
+        from pythonjsonlogger.json import JsonFormatter
+
+        return JsonFormatter(list(JSON_FIELDS), defaults=defaults, json_ensure_ascii=False)
     return logging.Formatter(fmt, datefmt, defaults=defaults)
 
 
 def stream_handler(stream: IO[str] | None = None, fmt: str = LOG_FORMAT) -> logging.Handler:
-    """A handler writing to ``stream`` (stderr) through ``LogContext`` and ``RedactSecrets``."""
+    """A handler writing to ``stream`` (stderr) through ``adopt_handler``'s filters."""
     handler = logging.StreamHandler(stream)
     adopt_handler(handler, fmt)
     return handler
@@ -227,9 +277,9 @@ LOGGING: dict[str, Any] = {
 
 
 def adopt_handler(handler: logging.Handler, fmt: str | None = None) -> None:
-    """Put ``LogContext`` and ``RedactSecrets`` on ``handler`` (once) and, given ``fmt``, our
-    formatter."""
-    for kind in (LogContext, RedactSecrets):
+    """Put ``QuietRoutine``, ``LogContext`` and ``RedactSecrets`` on ``handler`` (once) and,
+    given ``fmt``, our formatter."""
+    for kind in (QuietRoutine, LogContext, RedactSecrets):
         if not any(isinstance(f, kind) for f in handler.filters):
             handler.addFilter(kind())
     if fmt is not None:

@@ -28,6 +28,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
 from imtheboss.web.limits import TooMany, command_spending, spending
+from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
 from imtheboss.web.reply_address import (
@@ -76,6 +77,7 @@ class Outcome:
     reason: str = ""
 
 
+@counted_reply
 def apply_reply(
     raw: bytes, envelope_to: Iterable[str] = (), envelope_from: str | None = None
 ) -> Outcome:

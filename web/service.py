@@ -41,6 +41,7 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
+from imtheboss.web.metrics import timed_submit
 from imtheboss.web.models import (
     SERVER_SCOPE,
     Checkpoint,
@@ -617,6 +618,7 @@ def _while_paused(command: Any) -> bool:
     return isinstance(command, dict) and command.get("do") in WHILE_PAUSED
 
 
+@timed_submit
 def submit(
     game_id: str,
     seat: int | None,

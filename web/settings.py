@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -113,6 +113,7 @@ class Settings(BaseSettings):
     vapid_subject: str = ""  # Web Push: a contact for push services (mailto: or https:)
 
     # -- operator and abuse limits
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object a line (web/logs.py)
     operator_token: str = ""
     min_window_seconds: int = Field(60, ge=1)  # the shortest window (A1) a game may have
     ratelimit_enabled: bool = True

@@ -97,6 +97,8 @@ def make_celery() -> Celery:
         or str(Path(config["INSTANCE_DIR"]) / "celerybeat-schedule"),
     )
     app.steps["worker"].add(Firing)
+    # the sweeps run every few seconds: their INFO lines only when they did something
+    logs.QUIET_TASKS.update(entry["task"] for entry in app.conf.beat_schedule.values())
     return app
 
 

@@ -39,6 +39,7 @@ from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web import presence
+from imtheboss.web.metrics import mark_sweep
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
 from imtheboss.web.notify import ANSWER_KINDS, BATCHED_ANSWERS
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
@@ -156,8 +157,10 @@ def fire_deadline(game_id: str, window_id: str) -> str:
 @shared_task(name="imtheboss.worker.tasks.sweep")
 def sweep() -> dict[str, int]:
     """The periodic reminders (on the deadlines queue: a mail server that hangs never holds
-    them up); see the module docstring. Returns counts (for logs/tests)."""
+    them up); see the module docstring. Records when it ran (``imtheboss_sweep_age_seconds``).
+    Returns counts (for logs/tests)."""
     now = now_utc()
+    mark_sweep(now)
     return {"planned": plan_reminders(), "reminders": _hand_over_reminders(now)}
 
 

@@ -1,12 +1,15 @@
-"""The worker's log lines carry the id of the task that wrote them (``task=<id>``), through the
-same redacting handlers as the web app's (``imtheboss.web.logs``); lines written outside a task
-carry none."""
+"""The worker's log lines carry the id of the task that wrote them or that they are about
+(``task=<id>``: also the consumer's "received" line), through the same redacting handlers as
+the web app's (``imtheboss.web.logs``); lines written outside any task carry none. Idle, the
+worker and beat write nothing."""
 
 from __future__ import annotations
 
 import re
 
+import redis
 from helpers_worker import players, wait_for
+from imtheboss.web.metrics import SWEEP_KEY
 from imtheboss.web.service import create_game
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
@@ -39,10 +42,26 @@ def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
     assert finished
     for line, task in finished:  # written by the task's own thread, after it ran
         assert line["context"] == f"task={task['id']}", line.group(0)
-    for line, task in celery:
-        if task["what"] == "received":  # the consumer, outside any task
-            assert line["context"] == "-", line.group(0)
+    for line, task in celery:  # "received" too: the consumer's line, before the task runs
+        assert line["context"] == f"task={task['id']}", line.group(0)
     known = {task["id"] for _, task in celery}
     for warning in warnings:
         assert warning["context"].startswith("task=")
         assert warning["context"].removeprefix("task=") in known, warning.group(0)
+
+
+def test_idle_workers_and_beat_write_nothing(worker, redis_url):
+    """Idle, the sweeps still run (beat sends them every ``SWEEP_SECONDS``, 1 s here; each
+    records its time) but nothing is logged: no "sending due task", "received" or
+    "succeeded" line of a sweep that found nothing to do."""
+    sweeps = redis.Redis.from_url(redis_url)
+
+    def last() -> float:
+        stamp = sweeps.get(SWEEP_KEY)
+        return float(stamp) if stamp else 0.0
+
+    first = wait_for(last, 30, what="a first sweep")
+    mark = worker.mark()
+    wait_for(lambda: last() >= first + 6, 60, what="six more sweeps")
+    written = [line for line in worker.log_since(mark).splitlines() if line.strip()]
+    assert written == []
