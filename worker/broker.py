@@ -12,6 +12,13 @@ error, so the worker stops for good ("Unrecoverable error").
 
 ``Channel.close`` here turns the restore off for a channel whose close was cut by a connection
 error (``do_restore``, kombu's switch for it): the broker cannot take the messages back anyway.
+
+A task that was running when the broker went away is acknowledged (late acks) on its old
+channel once it ends, after that channel was closed: kombu looks for the closed channel's
+connection (``AttributeError: 'NoneType' object has no attribute 'client'``) and the worker
+stops the same way. ``Channel.basic_ack`` and ``basic_reject`` here skip a closed channel with
+a warning: its message, if the broker kept it, comes back after the visibility timeout and runs
+again, which every task allows (a mail row is claimed before it is sent).
 Nothing is lost: each unacknowledged message stays in Redis' unacked index (``QoS.append``) and
 kombu gives it back after the visibility timeout (``imtheboss.web.queue``); mail that was not
 sent is queued again by the mail sweep (``imtheboss.worker.tasks.sweep_mail``) and sent once
@@ -46,6 +53,28 @@ class Channel(redis.Channel):
                 )
             self.do_restore = False
             raise
+
+    def basic_ack(self, delivery_tag: int, multiple: bool = False) -> None:
+        """Acknowledge the message, unless this channel is closed (module doc)."""
+        if self._lost("acknowledged"):
+            return
+        super().basic_ack(delivery_tag, multiple=multiple)
+
+    def basic_reject(self, delivery_tag: int, requeue: bool = False) -> None:
+        """Reject the message, unless this channel is closed (module doc)."""
+        if self._lost("rejected"):
+            return
+        super().basic_reject(delivery_tag, requeue=requeue)
+
+    def _lost(self, what: str) -> bool:
+        if not self.closed:
+            return False
+        log.warning(
+            "a message could not be %s: its broker connection is gone (the broker gives it"
+            " back after the visibility timeout)",
+            what,
+        )
+        return True
 
 
 class Transport(redis.Transport):

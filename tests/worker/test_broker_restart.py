@@ -97,18 +97,9 @@ def workers_on_own_redis(
     processes.stop()
 
 
-def test_the_workers_outlive_a_redis_restart_and_mail_goes_out(
-    app: Any, smtp: Any, own_redis: RedisServer, workers_on_own_redis: Any
-) -> None:
-    procs = workers_on_own_redis
-    app.config["REDIS_URL"] = own_redis.url  # the web app queues to the same Redis
-    app.extensions.pop("imtheboss.queue", None)
-    with app.app_context():
-        for _ in range(HELD):
-            queue.send("imtheboss.worker.tasks.sweep_mail", countdown=600)
-    wait_for(lambda: own_redis.unacked() >= HELD, 30, what="the mail worker to hold the tasks")
+def restart(own_redis: RedisServer, app: Any, procs: Any) -> dict[str, int]:
+    """Kill Redis, start it again once the mail worker has seen it go; the log mark before."""
     mark = procs.mark()
-
     own_redis.kill()
     wait_for(
         lambda: "Connection to broker lost" in procs.log_since(mark, "worker"),
@@ -117,15 +108,56 @@ def test_the_workers_outlive_a_redis_restart_and_mail_goes_out(
     )
     own_redis.start()
     app.extensions.pop("imtheboss.queue", None)  # its connection went with the old server
+    return mark
 
+
+def mail_goes_out(app: Any, smtp: Any, procs: Any, mark: dict[str, int], title: str) -> None:
+    """A new game's invitation arrives, and every process is still up."""
     with app.app_context():
-        create_game("Restarted", players("restarted"), SLOW)
-    address = players("restarted")[0][1]
+        create_game(title, players(title), SLOW)
     try:
-        wait_for(lambda: smtp.to(address), 90, what="the invitation after the restart")
+        wait_for(lambda: smtp.to(players(title)[0][1]), 90, what=f"the invitation of {title}")
     finally:
         print(procs.tail(60))
-    log = procs.log_since(mark)
     assert procs.running, procs.tail()
-    assert "Unrecoverable error" not in log
+    assert "Unrecoverable error" not in procs.log_since(mark)
     assert "Connected to" in procs.log_since(mark, "worker")
+
+
+def test_the_workers_outlive_a_redis_restart_and_mail_goes_out(
+    app: Any, smtp: Any, own_redis: RedisServer, workers_on_own_redis: Any
+) -> None:
+    """Redis dies while the mail worker holds unacknowledged messages (it used to stop while
+    giving them back)."""
+    procs = workers_on_own_redis
+    app.config["REDIS_URL"] = own_redis.url  # the web app queues to the same Redis
+    app.extensions.pop("imtheboss.queue", None)
+    with app.app_context():
+        for _ in range(HELD):
+            queue.send("imtheboss.worker.tasks.sweep_mail", countdown=600)
+    wait_for(lambda: own_redis.unacked() >= HELD, 30, what="the mail worker to hold the tasks")
+    mark = restart(own_redis, app, procs)
+    mail_goes_out(app, smtp, procs, mark, "restarted")
+
+
+def test_a_send_under_way_when_redis_dies_does_not_stop_the_mail_worker(
+    app: Any, smtp: Any, own_redis: RedisServer, workers_on_own_redis: Any
+) -> None:
+    """Sends last seconds (a slow SMTP server) and Redis dies under them: each task ends after
+    its channel was closed (it used to stop the worker when acknowledged there)."""
+    procs = workers_on_own_redis
+    app.config["REDIS_URL"] = own_redis.url
+    app.extensions.pop("imtheboss.queue", None)
+    smtp.delay = 3.0
+    mark = procs.mark()
+    with app.app_context():
+        create_game("underway", players("underway"), SLOW)
+    wait_for(
+        lambda: "imtheboss.worker.tasks.deliver" in procs.log_since(mark, "worker"),
+        30,
+        what="a send to start",
+    )
+    mark = restart(own_redis, app, procs)
+    wait_for(lambda: smtp.to(players("underway")[0][1]), 30, what="the send under way to end")
+    smtp.delay = 0.0
+    mail_goes_out(app, smtp, procs, mark, "after")
