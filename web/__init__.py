@@ -115,6 +115,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
+    app.after_request(_end_transaction)  # registered first, so it runs last
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
     babel.init_app(app, locale_selector=select_locale)
@@ -223,6 +224,32 @@ def error_response(status: int, code: str, message: str, rule: str = "") -> Any:
         )
 
 
+def unreachable_response(exc: BaseException) -> Any:
+    """The answer to a request that found the database unreachable (``exc``, logged without
+    statement or parameters): 503 with ``Retry-After`` and ``outage.message()``."""
+    current_app.logger.warning(
+        "database unreachable on %s %s: %s", request.method, request.path, outage.reason(exc)
+    )
+    response = make_response(error_response(503, "database_unavailable", outage.message()))
+    response.headers["Retry-After"] = str(outage.RETRY_AFTER)
+    return response
+
+
+def _end_transaction(response: Any) -> Any:
+    """The last ``after_request`` step: end the request's transaction while an error can still
+    be answered. A connection cut now would otherwise raise in Flask-SQLAlchemy's teardown,
+    after the answer was built, and the WSGI server would answer its own HTML 500; here it
+    becomes the 503 of every outage (``unreachable_response``). The teardown finds nothing
+    left to roll back."""
+    try:
+        db.session.rollback()
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        if not outage.database_unreachable(exc):
+            raise
+        return unreachable_response(exc)
+    return response
+
+
 def _register_errors(app: Flask) -> None:
     render = error_response
 
@@ -245,12 +272,7 @@ def _register_errors(app: Flask) -> None:
     def database_error(exc: sqlalchemy.exc.SQLAlchemyError):
         if not outage.database_unreachable(exc):
             return unexpected(exc)
-        app.logger.warning(
-            "database unreachable on %s %s: %s", request.method, request.path, outage.reason(exc)
-        )
-        response = make_response(render(503, "database_unavailable", outage.message()))
-        response.headers["Retry-After"] = str(outage.RETRY_AFTER)
-        return response
+        return unreachable_response(exc)
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):  # never a bare 500 page; the log has the trace

@@ -28,6 +28,7 @@ from imtheboss.web import logs
 from imtheboss.web.models import db
 from imtheboss.web.queue import broker_settings
 from imtheboss.web.settings import Settings, SettingsError
+from imtheboss.worker import broker
 from imtheboss.worker.firing import Firing
 
 _flask_app: Flask | None = None
@@ -76,7 +77,7 @@ def make_celery() -> Celery:
         ],
     )
     app.conf.update(
-        broker_settings(config),
+        _consumer_broker(broker_settings(config)),
         task_ignore_result=True,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -100,6 +101,14 @@ def make_celery() -> Celery:
     # the sweeps run every few seconds: their INFO lines only when they did something
     logs.QUIET_TASKS.update(entry["task"] for entry in app.conf.beat_schedule.values())
     return app
+
+
+def _consumer_broker(settings: dict[str, Any]) -> dict[str, Any]:
+    """The shared broker settings, with the worker's Redis transport (``broker.Transport``:
+    a worker outlives a Redis restart) when the broker is Redis."""
+    if settings["broker_url"].startswith("redis://"):
+        return {**settings, "broker_transport": broker.TRANSPORT}
+    return settings
 
 
 @signals.worker_process_init.connect
