@@ -205,6 +205,7 @@ def test_the_readme_documents_the_procfile() -> None:
     """Each Procfile line is written out in the README's Production section."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     production = readme.partition("## Production")[2].partition("\n## ")[0]
-    assert set(procfile()) == {"release", "web", "worker", "deadlines", "beat", "mail", "imap"}
+    kinds = {"release", "web", "worker", "deadlines", "outbound", "beat", "mail", "imap"}
+    assert set(procfile()) == kinds
     for kind, command in procfile().items():
         assert f"{kind}: {command}" in production
