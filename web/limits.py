@@ -14,8 +14,11 @@ is set, so every web process shares one count; memory in the embedded default).
   operator token, sign-in links, ``/api/me`` tokens). Once they are used up, those routes refuse
   even the right secret until the window moves on;
 - sign-in links asked for (``imtheboss.web.signin``), per client address
-  (``RATELIMIT_SIGN_IN``) and per address asked for (``RATELIMIT_SIGN_IN_ADDRESS``): each link
-  asked for counts, whether or not the address has games.
+  (``RATELIMIT_SIGN_IN``), per address asked for and client address
+  (``RATELIMIT_SIGN_IN_ADDRESS``), and per address from all clients
+  (``RATELIMIT_SIGN_IN_MAILBOX``), which a browser that signed in with a link of that address
+  skips: each link asked for counts, whether or not the address has games, and a stranger's
+  asks never use up the owner's.
 
 Each setting is in Flask-Limiter's notation (``"10 per hour; 20 per day"``). A refusal is a 429
 with ``Retry-After`` (seconds) and a message in plain words in the reader's language (the error
@@ -54,6 +57,7 @@ SETTINGS = {
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
     "sign_in": "RATELIMIT_SIGN_IN",
     "sign_in_address": "RATELIMIT_SIGN_IN_ADDRESS",
+    "sign_in_mailbox": "RATELIMIT_SIGN_IN_MAILBOX",
     "mail_replies": "RATELIMIT_MAIL_REPLIES",
 }
 NEW_GAME_ENDPOINTS = ("pages.new_game", "api.create")
@@ -195,7 +199,7 @@ def refusal_message(kind: str, seconds: int) -> str:
         return _(
             "Too many chat messages from your seat: wait %(wait)s, then send it again.", wait=wait
         )
-    if kind in ("sign_in", "sign_in_address"):
+    if kind in ("sign_in", "sign_in_address", "sign_in_mailbox"):
         return _("Too many sign-in links were asked for: try again in %(wait)s.", wait=wait)
     if kind == "commands":
         return _("Too many moves from your seat: wait %(wait)s, then try again.", wait=wait)
