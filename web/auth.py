@@ -7,7 +7,7 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 
 from __future__ import annotations
 
-from flask import abort, request, session
+from flask import abort, g, request, session
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
@@ -28,6 +28,16 @@ def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> Non
     session["seats"] = seats
     session["landing"] = game_id
     session.permanent = True
+
+
+CSRF_KEY = "csrf_token"  # Flask-WTF's name for the secret, in the session and on ``g``
+
+
+def renew_csrf() -> None:
+    """Give the browser a new CSRF secret (at sign-in, and when it switches to another seat):
+    a token read before, by whoever read it, no longer passes."""
+    session.pop(CSRF_KEY, None)
+    g.pop(CSRF_KEY, None)
 
 
 def remember_admin(game_id: str) -> None:

@@ -163,6 +163,7 @@ def sign_in_form() -> str | tuple[str, int]:
     return render_template("signin.html", form=form, sent=True, problem=None)
 
 
+BROWSER = "sign_in_browser"  # in the session: the secret of this browser's mark
 MAILBOXES = "mailboxes"  # in the session: the players this browser signed in as by a link
 KEPT_MAILBOXES = 5
 
@@ -210,11 +211,11 @@ def mailed_link(signed: str) -> Response | tuple[str, int]:
 
 
 def _browser() -> str:
-    """This browser's mark: a hash of its session's CSRF secret (made if missing)."""
-    from flask_wtf.csrf import generate_csrf
-
-    generate_csrf()
-    secret = str(session.get("csrf_token", ""))
+    """This browser's mark: a hash of a random secret its session keeps (made if missing; not
+    the CSRF secret, which signing in renews)."""
+    secret = session.get(BROWSER)
+    if not isinstance(secret, str):
+        secret = session[BROWSER] = secrets.token_urlsafe(18)
     return hashlib.sha256(f"sign-in:{secret}".encode()).hexdigest()
 
 
