@@ -16,7 +16,7 @@ from flask import (
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.web import LANGUAGES, inputs
-from imtheboss.web.auth import remember_admin, remember_seat
+from imtheboss.web.auth import open_seat, remember_admin
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm
 from imtheboss.web.limits import TooMany, client_address, spending
 from imtheboss.web.pages import admin_only, bp
@@ -121,15 +121,16 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
 
 
-@bp.get("/g/<gid>/s/<token>")
-def seat_link(gid: str, token: str) -> Response:
+@bp.route("/g/<gid>/s/<token>", methods=["GET", "POST"])
+def seat_link(gid: str, token: str) -> Response | str:
     """A seat's secret link: signs this browser in as that seat (the session cookie only; no
-    game state changes on a GET) and goes on to the game page, so the token leaves the URL."""
+    game state changes) and goes on to the game page, so the token leaves the URL; a browser
+    that is someone else here is asked first (``auth.open_seat``)."""
     seat = seat_by_token(gid, token)
-    remember_seat(gid, seat)
-    if seat.locale in LANGUAGES and "lang" not in session:
+    answer = open_seat(gid, seat, url_for("pages.game_page", gid=gid))
+    if seat.locale in LANGUAGES and "lang" not in session and isinstance(answer, Response):
         session["lang"] = seat.locale
-    return redirect(url_for("pages.game_page", gid=gid), 303)
+    return answer
 
 
 @bp.get("/g/<gid>/admin/<token>")

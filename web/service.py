@@ -255,6 +255,8 @@ def create_game(
         emails = [normal_email(e) for _n, e in players]
     except ValueError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
+    if _twice(emails):  # one address, one seat (any case)
+        raise ServiceError(400, "bad_settings", already_plays())
     try:
         creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
     except ValueError as exc:
@@ -1029,11 +1031,33 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     return email
 
 
+def already_plays() -> str:
+    """The refusal of a second seat for one address in a game (translated)."""
+    return _("That address already plays another seat here.")
+
+
+def _twice(emails: list[str]) -> bool:
+    """Whether one player (``players.key``: any case) has two of ``emails``."""
+    from imtheboss.web.players import key
+
+    keys = [key(email) for email in emails]
+    return len(set(keys)) != len(keys)
+
+
+def plays_here(email: str, others: list[str]) -> bool:
+    """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
+    other seats)."""
+    from imtheboss.web.players import key
+
+    return key(email) in {key(other) for other in others}
+
+
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
     whom to ask), so a seat is never moved to another address unheard; the table reads that
     it changed in the history (``seat_email_changed``, A13: never the address). Raises
-    ``ServiceError`` 400/404, or 409 before the game is confirmed."""
+    ``ServiceError`` 400/404 (400 ``bad_email`` for an address that plays another seat of the
+    game, in any case), or 409 before the game is confirmed."""
     try:
         email = normal_email(email or "")
     except ValueError as exc:
@@ -1045,6 +1069,10 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     if email == old:
         db.session.rollback()
         return
+    others = [s.email for s in seats_of(game_id) if s.seat_index != seat_index]
+    if plays_here(email, others):  # one address, one seat
+        db.session.rollback()
+        raise ServiceError(400, "bad_email", already_plays())
     seat.email = email
     now = now_utc()
     db.session.add(

@@ -209,7 +209,8 @@ def test_the_readme_documents_the_procfile() -> None:
     section."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     production = readme.partition("## Production")[2].partition("\n## ")[0]
-    assert set(procfile()) == {"web", "worker", "deadlines", "beat", "mail", "imap"}
+    kinds = {"web", "worker", "deadlines", "outbound", "beat", "mail", "imap"}
+    assert set(procfile()) == kinds
     assert RELEASE in production
     for kind, command in procfile().items():
         assert f"{kind}: {command}" in production
