@@ -28,6 +28,7 @@ from imtheboss.web import (
     money_chart,
     negotiations,
     organiser_pages,
+    presence,
     story,
     timeline,
 )
@@ -40,6 +41,7 @@ from imtheboss.web.service import (
     get_game,
     load_state,
     mark_seen,
+    now_utc,
     seats_of,
     submit,
 )
@@ -144,10 +146,13 @@ def game_page(gid: str) -> str:
     if waiting is not None:
         return waiting
     game, seat, admin = viewer(gid)
+    landing = session.pop("landing", None) == gid
+    looked = seat is not None and not landing and request.method != "HEAD"
+    if looked and presence.note_presence(gid, seat, now_utc()):  # A11: back from the proxy
+        game = get_game(gid)
     ctx = _live_context(game, seat, admin)
     ctx["notices"] = get_flashed_messages()
-    landing = session.pop("landing", None) == gid
-    if seat is not None and not landing and request.method != "HEAD":
+    if looked:
         mark_seen(gid, seat, game.last_seq)
     return render_template("game.html", **ctx)
 
