@@ -4,7 +4,10 @@ no event."""
 
 from __future__ import annotations
 
+from helpers_replies import quoted, raw_mail
 from imtheboss.web.links import seat_link
+from imtheboss.web.reply_address import reply_address
+from imtheboss.web.reply_apply import apply_reply
 from imtheboss.web.service import create_game, get_game, load_state, seats_of, submit
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
@@ -62,4 +65,16 @@ def test_a_mail_link_hands_a_proxied_seat_back(app, clock):
     bob.get(landing.headers["Location"])
     assert state(app, gid).proxied[1]
     assert bob.get(f"/g/{gid}/fragment").status_code == 200
+    assert not state(app, gid).proxied[1]
+
+
+def test_a_reply_hands_a_proxied_seat_back_even_one_not_understood(app, clock):
+    """A reply by mail is Bob showing up, even when it says nothing the game can take."""
+    gid, _ = proxied_bob(app, clock)
+    with app.app_context():
+        bob = seats_of(gid)[1]
+        address, email = reply_address(gid, bob), bob.email
+    raw = raw_mail("frobnicate the teapot\n\n" + quoted(), to=address, sender=email)
+    with app.app_context():
+        assert apply_reply(raw).status == "answered"
     assert not state(app, gid).proxied[1]
