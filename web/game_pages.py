@@ -94,11 +94,12 @@ def state_context(
             decisions.explain_missing_accepts(group, v, seat)
     # the live page names each event's seats as they were then (the replay's state already does)
     names = negotiations.names_by_seq(game.id, players) if acting else players
+    since = negotiations.handed_over(game.id, seat)  # A13: the old player's are not the new one's
     chat_rows = [timeline.event_row(seq, at, ev, names, seat) for seq, at, ev in chat]
     recent_rows = [
-        timeline.event_row(seq, at, ev, names, seat)
+        timeline.event_row(seq, at, ev, names, seat if seq > since else None)
         for seq, at, ev in recent
-        if timeline.visible(ev, seat)
+        if timeline.visible(ev, seat if seq > since else None)
     ]
     recent_rows.reverse()
     space_of_deal = v["deal"]["space"] if v["deal"] else None
