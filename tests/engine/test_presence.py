@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from helpers_async import FLAT_BOARD, Table, types
 from imtheboss.engine.events import Event
+from imtheboss.engine.scenario import FORMAT, run_scenario
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import redact_event
 
@@ -82,3 +83,25 @@ def test_a11_presence_without_the_proxy_ends_away():
     """A6: in a game without the proxy a look ends away; a look while not away is refused."""
     t = table()
     t.refused(1, "present", "bad_command", h=0.5)
+
+
+def test_a13_the_scenario_runner_takes_the_new_players_name():
+    """A13: after a hand-over later commands name the new player; the old name is unknown, and
+    each event names the player who held the seat then."""
+    out = run_scenario(
+        {
+            "format": FORMAT,
+            "players": ["Ann", "Bob", "Cy"],
+            "options": {"proxy_hours": 48},
+            "commands": [
+                {"do": "away", "by": "Bob", "away": True},
+                {"do": "replace_player", "seat": "Bob", "name": "Zoe"},
+                {"do": "away", "by": "Zoe", "away": True},
+                {"do": "away", "by": "Bob", "away": False},
+            ],
+        }
+    )
+    assert [e["code"] for e in out["errors"]] == ["bad_command"]
+    assert out["errors"][0]["command"] == 3
+    aways = [e["by"] for e in out["events"] if e["type"] == "seat_away"]
+    assert aways == ["Bob", "Zoe"]
