@@ -48,9 +48,9 @@ def test_a11_presence_hands_a_proxied_seat_back():
     the proxy may start again only the proxy hours after that look."""
     t = table(proxy_hours=48)
     away_bob(t)
-    t.timeout(48)
+    t.timeout(80)  # 48 h after he became away (A11)
     assert t.state.proxied[1]
-    evs = t.do(1, "present", h=50)
+    evs = t.do(1, "present", h=82)
     assert types(evs) == ["seat_present"]
     assert not t.state.proxied[1] and not t.state.away[1] and t.state.missed[1] == 0
     assert t.state.last_act[1] is not None and t.state.last_act[1].startswith("20")
