@@ -29,7 +29,7 @@ from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
 from imtheboss.engine.negotiation import emit_terms
 from imtheboss.engine.orders import Orders, OrdersError
-from imtheboss.engine.state import GameState, Terms, format_time, parse_time
+from imtheboss.engine.state import GameState, Terms, format_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
 from imtheboss.engine.views import last_call_waiting_for, stop_waiting_for
 
@@ -77,13 +77,9 @@ def _schedule_proxies(ctx: Ctx) -> bool:
     for seat in range(s.n):
         if not s.away[seat] or s.proxied[seat] or seat in s.proxy_windows:
             continue
-        since = ctx.at  # it became away now, after its last presence (A6)
-        due = since + timedelta(hours=hours)
-        if due <= ctx.at:
-            ctx.emit("proxy_started", {"seat": seat})
-        else:
-            data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
-            ctx.emit("proxy_scheduled", data)
+        due = ctx.at + timedelta(hours=hours)  # it became away now, after its last presence
+        data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
+        ctx.emit("proxy_scheduled", data)
         return True
     return False
 

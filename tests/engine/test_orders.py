@@ -320,9 +320,9 @@ def test_a10_turn_pre_move_fill_counts_family_cards_in_hand():
 
 def test_a11_the_proxy_plays_for_a_seat_away_too_long():
     """A11: Bob never acts. His turn runs out (one miss), then a stop window (two: away, A6);
-    24 h (the game's proxy hours) after he became away (not seen since) the server plays for him: his investor D is offered at
-    the fair price in Ann's deal, his next turn is roll then draw at once, marked as the
-    server's acts; when he acts again it stops."""
+    24 h (the game's proxy hours) after he became away (not seen since) the server plays for
+    him: his investor D is offered at the fair price in Ann's deal, his next turn is roll then
+    draw at once, marked as the server's acts; when he acts again it stops."""
     t = table({2: ["travel:*"]}, proxy_hours=24)
     t.do(0, "roll", h=1)
     t.do(0, "draw")
