@@ -16,9 +16,10 @@ The model of people
   ``--checks-per-day`` looks per waking day (rate R/16 per waking hour; no look at night, the
   waking hours simply follow each other). Each game starts at a random time of day.
 - **Visits.** A look is a visit of 5 to 10 minutes (uniform). A seat marked away (A6) that looks
-  says it is back first (the game page's button), as a person would. At its start the seat acts
-  at once
-  on everything the game asks of it, one command after the other, until its bot
+  says it is back first (the game page's button), as a person would; with ``--no-back`` it never
+  presses it: its look is presence (the page sends ``present`` when it matters, A6, A11). At
+  its start the seat acts at once on everything the game asks of it, one command after the
+  other, until its bot
   (``SensibleBot``, wrapped for haggling, below) wants nothing more; while the visit lasts, the
   seat answers one minute after anything new the game asks of it (another seat online at the
   same time, an order, a deadline).
@@ -86,7 +87,9 @@ the breakdowns: ``decisions`` (per game, by kind and maker, moot ones apart),
 ``mean_wait_hours`` (from the question to its answer, by kind), ``time_share`` (the share of
 game time the game spent in each state: a turn, a stop window, a last call, a negotiation, a
 discard) and ``per_game`` counts (turns, deals closed and failed, last calls and those that ran
-out, proxy starts, commands). ``params`` echoes the command line.
+out, proxy starts, commands), ``proxy_share_present`` (the share of the decisions of seats that
+are not silent made by the proxy) and ``max_present_proxied_run`` (the longest run of proxied
+decisions in a row of such a seat). ``params`` echoes the command line.
 """
 
 from __future__ import annotations
