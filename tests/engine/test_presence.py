@@ -3,8 +3,11 @@ on chosen positions, and its replay."""
 
 from __future__ import annotations
 
+import json
+
 from helpers_async import FLAT_BOARD, Table, types
 from imtheboss.engine.events import Event
+from imtheboss.engine.record import game_record, read_record
 from imtheboss.engine.scenario import FORMAT, run_scenario
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import redact_event
@@ -105,3 +108,14 @@ def test_a13_the_scenario_runner_takes_the_new_players_name():
     assert out["errors"][0]["command"] == 3
     aways = [e["by"] for e in out["events"] if e["type"] == "seat_away"]
     assert aways == ["Bob", "Zoe"]
+
+
+def test_a11_presence_is_in_the_record_and_replays():
+    """A11: the record (export) holds ``seat_present`` and reads back to the same game."""
+    t = table(proxy_hours=48)
+    away_bob(t)
+    t.timeout(80)
+    t.do(1, "present", h=82)
+    doc = json.loads(json.dumps(game_record(t.events)))
+    assert any(e["event"]["type"] == "seat_present" for e in doc["events"])
+    assert replay(read_record(doc).events) == t.state
