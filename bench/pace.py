@@ -16,9 +16,10 @@ The model of people
   ``--checks-per-day`` looks per waking day (rate R/16 per waking hour; no look at night, the
   waking hours simply follow each other). Each game starts at a random time of day.
 - **Visits.** A look is a visit of 5 to 10 minutes (uniform). A seat marked away (A6) that looks
-  says it is back first (the game page's button), as a person would. At its start the seat acts
-  at once
-  on everything the game asks of it, one command after the other, until its bot
+  says it is back first (the game page's button), as a person would; with ``--no-back`` it never
+  presses it: its look is presence (the page sends ``present`` when it matters, A6, A11). At
+  its start the seat acts at once on everything the game asks of it, one command after the
+  other, until its bot
   (``SensibleBot``, wrapped for haggling, below) wants nothing more; while the visit lasts, the
   seat answers one minute after anything new the game asks of it (another seat online at the
   same time, an order, a deadline).
@@ -86,7 +87,9 @@ the breakdowns: ``decisions`` (per game, by kind and maker, moot ones apart),
 ``mean_wait_hours`` (from the question to its answer, by kind), ``time_share`` (the share of
 game time the game spent in each state: a turn, a stop window, a last call, a negotiation, a
 discard) and ``per_game`` counts (turns, deals closed and failed, last calls and those that ran
-out, proxy starts, commands). ``params`` echoes the command line.
+out, proxy starts, commands), ``proxy_share_present`` (the share of the decisions of seats that
+are not silent made by the proxy) and ``max_present_proxied_run`` (the longest run of proxied
+decisions in a row of such a seat). ``params`` echoes the command line.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.simulate import NAMES
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import awaiting, legal_commands, next_deadline
+from imtheboss.engine.windows import presence_matters
 
 WAKE, SLEEP = 7, 23  # local hours
 AWAKE_HOURS = SLEEP - WAKE
@@ -302,6 +306,10 @@ class Ledger:
     _before: set[tuple] = field(default_factory=set)
     _met: bool = False
     _timed: tuple[str, frozenset[int]] = ("", frozenset())
+    silent: frozenset[int] = frozenset()  # seats that never act: not "present" seats
+    present_made: Counter = field(default_factory=Counter)  # maker -> decisions of present seats
+    proxied_run: Counter = field(default_factory=Counter)  # seat -> proxied decisions in a row
+    max_proxied_run: int = 0  # the longest such run of a present seat
 
     def started(self, state: GameState, now: datetime) -> None:
         """A command is about to be decided at ``now``."""
@@ -327,9 +335,17 @@ class Ledger:
             if maker != "moot":
                 self.wait[key[1]] += (now - self.open[key]).total_seconds()
             self.decisions[(key[1], maker)] += 1
+            if maker != "moot" and key[0] not in self.silent:
+                self._present(key[0], maker)
             del self.open[key]
         for key in current - self.open.keys():
             self.open[key] = now
+
+    def _present(self, seat: int, maker: str) -> None:
+        """A decision of a seat that is not silent: its maker and the seat's proxied run."""
+        self.present_made[maker] += 1
+        self.proxied_run[seat] = self.proxied_run[seat] + 1 if maker == "proxy" else 0
+        self.max_proxied_run = max(self.max_proxied_run, self.proxied_run[seat])
 
     def mailed(self, state: GameState) -> set[int]:
         """The seats a finished command sent mail to (module docstring)."""
@@ -418,7 +434,9 @@ class PaceGame:
         orders = [self._orders_for(p, probe.share_value) for p in self.people]
         events = new_game(NAMES[:n], options, default_board(), seed, start, orders=orders)
         self.state = replay(events)
-        self.ledger = Ledger(open={k: start for k in owed(self.state)}, last=start)
+        self.ledger = Ledger(
+            open={k: start for k in owed(self.state)}, last=start, silent=frozenset(silent)
+        )
         self.queue: list[tuple[datetime, int, str, int]] = []
         self.seq = 0
         self.commands = self.refused = 0
@@ -492,7 +510,12 @@ class PaceGame:
 
     def _act(self, p: Person) -> None:
         s = self.state
-        if s.away[p.seat] and s.phase != "game_over":  # "I'm back" (A6, A11)
+        if s.phase == "game_over":
+            pass
+        elif self.args.no_back:  # only looks: the page tells the server the seat is there
+            if presence_matters(s, p.seat, self.now):
+                self._command(Command("present", p.seat, {}, self.now))
+        elif s.away[p.seat]:  # "I'm back" (A6, A11)
             self._command(Command("away", p.seat, {"away": False}, self.now))
         self._refresh_orders(p)
         for _ in range(MAX_BURST):
@@ -555,7 +578,9 @@ def _deciles(values: list[float]) -> tuple[float, float]:
 
 def _totals(results: list[GameResult]) -> dict[str, Counter]:
     """The ledgers of all games added up."""
-    out = {k: Counter() for k in ("decisions", "wait", "time_in", "timeouts", "counts")}
+    out = {
+        k: Counter() for k in ("decisions", "wait", "time_in", "timeouts", "counts", "present_made")
+    }
     for r in results:
         for key, total in out.items():
             total.update(getattr(r.ledger, key))
@@ -613,6 +638,8 @@ def summarize(results: list[GameResult], args: argparse.Namespace, seconds: floa
             k: timeouts[k] for k in ("turn", "stop", "last_call", "negotiation", "discard")
         },
         **_decided(t["decisions"], n),
+        "proxy_share_present": _share(t["present_made"]["proxy"], sum(t["present_made"].values())),
+        "max_present_proxied_run": max(r.ledger.max_proxied_run for r in results),
         "mean_wait_hours": {
             k: round(t["wait"][k] / answered[k] / 3600, 2) if answered[k] else 0.0 for k in KINDS
         },
@@ -674,6 +701,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--silent", type=int, default=0, help="seats that never act")
     parser.add_argument("--fast", type=int, default=0, help="seats that look soon after a mail")
     parser.add_argument("--proxy-hours", type=int, default=48, help="A11; 0: off")
+    parser.add_argument(
+        "--no-back", action="store_true", help="people never press I'm back: they only look"
+    )
     parser.add_argument("--zones", default="0", help="UTC offsets in hours, e.g. --zones=-5,0,8")
     parser.add_argument("--quiet-hours", action="store_true", help="A12 with sleep as night")
     parser.add_argument("--window-scale", type=float, default=1.0, help="times the A1 windows")

@@ -259,6 +259,7 @@ _MAKERS: dict[str, Maker] = {
     "game_ended": _ended,
     "deadlines_extended": lambda d, by: ("extended", {"minutes": d["seconds"] // 60}),
     "seat_away": lambda d, by: (("away" if d["away"] else "back"), {"player": d["seat"]}),
+    "seat_present": _simple("present"),  # only the seat itself sees this event (A11)
     "chat": _simple("chat", "seat", "text"),
     "orders_set": _simple("orders_set"),  # only the seat itself sees this event (A10)
     "private": _simple("private"),

@@ -6,8 +6,9 @@ same code a seat's command runs, until nothing is left to do. Events an order ma
 ``"order": true`` and carry the seat as ``by``; events the proxy makes are marked ``"proxy":
 true`` and carry no ``by`` (the server acts, A11).
 
-A11, the away proxy: once a seat has been away (A6) for the game's ``proxy_hours`` since its
-last own act, the server plays for it at once and until it acts again, by this policy: its turn
+A11, the away proxy: once a seat has been away (A6) for the game's ``proxy_hours`` (counted
+from when it became away, which is after its last presence: any own act or ``present``), the
+server plays for it at once and until it shows up again, by this policy: its turn
 is roll, then draw (under V2/V3 the deal it must open fails at once, as A5); windows do not wait
 for it (A6); its investor cards the deal needs are offered at a fair price (``fair_price``), and
 the boss's terms for them at that price or more, or for no card at any price, are accepted, and
@@ -28,7 +29,7 @@ from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
 from imtheboss.engine.negotiation import emit_terms
 from imtheboss.engine.orders import Orders, OrdersError
-from imtheboss.engine.state import GameState, Terms, format_time, parse_time
+from imtheboss.engine.state import GameState, Terms, format_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
 from imtheboss.engine.views import last_call_waiting_for, stop_waiting_for
 
@@ -76,13 +77,9 @@ def _schedule_proxies(ctx: Ctx) -> bool:
     for seat in range(s.n):
         if not s.away[seat] or s.proxied[seat] or seat in s.proxy_windows:
             continue
-        since = parse_time(s.last_act[seat]) if s.last_act[seat] else ctx.at
-        due = since + timedelta(hours=hours)
-        if due <= ctx.at:
-            ctx.emit("proxy_started", {"seat": seat})
-        else:
-            data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
-            ctx.emit("proxy_scheduled", data)
+        due = ctx.at + timedelta(hours=hours)  # it became away now, after its last presence
+        data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
+        ctx.emit("proxy_scheduled", data)
         return True
     return False
 

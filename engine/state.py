@@ -689,6 +689,7 @@ _HANDLERS = {
     "game_ended": _game_ended,
     "chat": _chat,
     "seat_away": _seat_away,
+    "seat_present": _chat,  # A11: the fold of every own event clears away and proxied
     "deadlines_extended": _deadlines_extended,
     "window_extended": _window_extended,
     "seat_replaced": _seat_replaced,

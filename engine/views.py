@@ -229,11 +229,14 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
     return out
 
 
+PRIVATE_EVENTS = frozenset({"orders_set", "seat_present"})  # only their seat sees them
+
+
 def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
     """An event as ``seat`` may see it (A8), as JSON-ready data: other seats' drawn cards and
     hands become counts, the draw pile its size, the seed and forced dice disappear."""
-    if event.type == "orders_set" and event.by != seat:
-        return {"type": "private", "by": None}  # A10: another seat's orders
+    if event.type in PRIVATE_EVENTS and event.by != seat:
+        return {"type": "private", "by": None}  # A10, A11: another seat's orders or presence
     out = event.to_json()
     if out.get("order") and event.by != seat:
         del out["order"]  # A10: only the seat itself sees that its order acted

@@ -22,6 +22,7 @@ from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.web import negotiations
 from imtheboss.web.inputs import json_body
 from imtheboss.web.limits import client_address, command_spending, spending
 from imtheboss.web.models import EventRecord, Game, db
@@ -273,8 +274,14 @@ def events(game_id: str) -> ResponseReturnValue:
     ).all()
     more = len(rows) > limit
     rows = rows[:limit]
+    since = negotiations.handed_over(game_id, seat)  # A13: the old player's are not the new's
     out = [
-        _event_json(Event.from_json({**body, "type": type_, "by": by}), seat, seq, at)
+        _event_json(
+            Event.from_json({**body, "type": type_, "by": by}),
+            seat if seq > since else None,
+            seq,
+            at,
+        )
         for seq, type_, body, by, at in rows
     ]
     last_seq = max([game.last_seq] + [e["seq"] for e in out])

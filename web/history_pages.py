@@ -40,10 +40,11 @@ def history(gid: str) -> str:
     upto = game.last_seq - (page - 1) * HISTORY_PAGE
     after = max(0, upto - HISTORY_PAGE)
     players = negotiations.names_by_seq(gid, list(state.players))
+    since = negotiations.handed_over(gid, seat)  # A13: the old player's events are not the new's
     rows = [
-        timeline.event_row(seq, at, ev, players, seat)
+        timeline.event_row(seq, at, ev, players, seat if seq > since else None)
         for seq, at, ev in negotiations.records(gid, after=after, upto=upto)
-        if timeline.visible(ev, seat)
+        if timeline.visible(ev, seat if seq > since else None)
     ]
     rows.reverse()
     ctx = frame(game, seat, admin, state)

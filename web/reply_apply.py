@@ -31,6 +31,7 @@ from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
+from imtheboss.web.presence import note_presence
 from imtheboss.web.reply_address import (
     BadReplyAddress,
     ReplyTicket,
@@ -162,6 +163,8 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     game = get_game(game_id)
     if game.status != "active":
         return told("over" if game.status == "over" else "refused", refusal=_status(game.status))
+    if note_presence(game_id, seat.seat_index, now_utc()):  # A6, A11: any reply is presence
+        game = get_game(game_id)
     state = load_state(game)
     db.session.rollback()
     whole = _line(raw)

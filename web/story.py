@@ -99,6 +99,7 @@ TEXTS: dict[str, Any] = {
     "back": lazy_gettext("%(player)s is back"),
     "chat": lazy_gettext("%(player)s: %(text)s"),
     "orders_set": lazy_gettext("Your standing orders changed"),
+    "present": lazy_gettext("You are here: the server does not play for you"),
     "private": lazy_gettext("(something private to another player)"),
     "no_night": lazy_gettext("%(player)s names no night: windows may run out at any hour"),
     "night": lazy_gettext("%(player)s's night: %(start)s to %(end)s (%(zone)s)"),

@@ -15,7 +15,7 @@ from flask_babel import get_locale, lazy_gettext
 from flask_babel import gettext as _
 from imtheboss.engine.cards import TILE_VALUES
 from imtheboss.engine.events import Event
-from imtheboss.engine.views import redact_event
+from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
 from imtheboss.web import story  # story and this module use each other's names at call time
 
 EVENT_KINDS: dict[str, tuple[str, Any]] = {
@@ -141,7 +141,7 @@ class Row:
 def visible(event: Event, seat: int | None) -> bool:
     """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
     orders (A10) are not even a line there."""
-    return not (event.type == "orders_set" and event.by != seat)
+    return not (event.type in PRIVATE_EVENTS and event.by != seat)
 
 
 @dataclass(frozen=True)
