@@ -172,7 +172,7 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("window_ended", window=ticket.window)
     window = "" if chat else ticket.window
     choice = command_for(reading, state, seat.seat_index, window, ticket.terms, check_terms=True)
-    about_terms = reading is not None and reading.verb in TERMS_VERBS
+    about_terms = choice.verb in TERMS_VERBS
     if choice.command is None and about_terms and choice.problem in TERMS_PROBLEMS:
         shown = said_shown(state, seat.seat_index, ticket.terms)
         now = open_to(state, seat.seat_index)
