@@ -35,6 +35,9 @@ WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "close": {"en": ("close",), "zh_Hans": ("成交",), "zh_Hant": ("成交",)},
     "chat": {"en": ("chat",), "zh_Hans": ("聊天",), "zh_Hant": ("聊天",)},
 }
+# Understood, but never offered among a mail's words: failing a deal by one word is asked back
+# (a reply "fail" is answered "reply fail again to confirm"), as the page asks "are you sure?"
+NOT_SHOWN = frozenset({"fail"})
 # The words people answer with, by what they may mean (``MEANS``): never shown by a mail.
 PEOPLE: dict[str, dict[str, tuple[str, ...]]] = {
     "yes": {
@@ -147,10 +150,10 @@ def _price(text: str) -> dict[str, int] | None:
 
 def shown(verbs: list[str], lang: str) -> list[str]:
     """How a mail in ``lang`` writes ``verbs`` (in the order given): the word, ``offer 3`` and
-    ``offer 1 share`` for an offer, ``chat: …`` for chat."""
+    ``offer 1 share`` for an offer, ``chat: …`` for chat; never those of ``NOT_SHOWN``."""
     lang = lang if lang in LANGS else "en"
     out = []
-    for verb in verbs:
+    for verb in (v for v in verbs if v not in NOT_SHOWN):
         word = WORDS[verb][lang][0]
         if verb == "offer":
             share = SHARE_WORDS[lang][0]
