@@ -87,5 +87,5 @@ def test_a_fail_asked_back_says_the_word_in_the_seat_s_language(app) -> None:
     [row] = answers(app)
     with app.app_context():
         mail = compose(get_game(gid), None, [db.session.merge(row)])
-    assert "“失败”" in mail.get_body(("plain",)).get_content()
+    assert "再回复一次“失败”即可确认。" in mail.get_body(("plain",)).get_content()
     assert _failed(app, gid) == []
