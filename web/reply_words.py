@@ -57,7 +57,11 @@ MEANS: dict[str, tuple[str, ...]] = {
     "no": ("reject", "pass"),
     "deal": ("deal", "accept"),  # "Deal!" to terms is accepting them
 }
-SHARE_WORDS = {"en": ("share", "shares"), "zh_Hans": ("股",), "zh_Hant": ("股",)}
+SHARE_WORDS = {
+    "en": ("share", "shares"),
+    "zh_Hans": ("份红利", "红利", "股"),
+    "zh_Hant": ("份紅利", "紅利", "股"),
+}
 CASH_WORDS = ("m", "million", "millions", "百万", "百萬", "万", "萬")
 LANGS = ("en", "zh_Hans", "zh_Hant")
 

@@ -85,6 +85,7 @@ CORPUS: list[tuple[str, bytes, Reading | str]] = [
         ),
         R("reject"),
     ),
+    ("a share as the mail shows it", raw_mail("出价 1 份红利"), R("offer", price={"shares": 1})),
     ("UTF-8 with no charset label", raw_mail("允许").replace(b"; charset=utf-8", b""), R("allow")),
     ("a sentence", raw_mail("I think I will allow it"), UNCLEAR),
     ("empty", raw_mail(""), UNCLEAR),
