@@ -10,7 +10,8 @@ unique constraint lets one of two deliveries at the same moment through), the ra
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, a mail
 too big, of too many or too deep parts or that cannot be parsed (``unreadable``: only now is
-its body parsed), the window ended, a line unclear, a move that would answer a window opened
+its body parsed), a first ``fail`` (asked back: a second confirms it),
+the window ended, a line unclear, a move that would answer a window opened
 after the mail was made (``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose
 terms are not those its mail showed (``terms_changed``, with the terms open now;
 ``imtheboss.web.reply_terms``), a window or terms already answered, a move the rules refuse
@@ -39,7 +40,7 @@ from imtheboss.web.reply_address import (
     read_address,
     turn_step,
 )
-from imtheboss.web.reply_answer import answer, seat_row, thread_of
+from imtheboss.web.reply_answer import answer, asked_back, seat_row, thread_of
 from imtheboss.web.reply_choices import command_for, command_window
 from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
@@ -177,7 +178,7 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("window_ended", window=ticket.window)
     window = "" if chat else ticket.window
     choice = command_for(reading, state, seat.seat_index, window, ticket.terms, check_terms=True)
-    about_terms = reading is not None and reading.verb in TERMS_VERBS
+    about_terms = choice.verb in TERMS_VERBS
     if choice.command is None and about_terms and choice.problem in TERMS_PROBLEMS:
         shown = said_shown(state, seat.seat_index, ticket.terms)
         now = open_to(state, seat.seat_index)
@@ -186,6 +187,10 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told(choice.problem, line=line)
     if _newer(state, ticket, choice.command):
         return told("newer", line=line)  # asked after the mail was made (A7)
+    if choice.command["do"] == "fail" and state.deal is not None:
+        deal_window = state.deal.window.id
+        if not asked_back(game_id, seat, deal_window):  # one word must not end a deal
+            return told("confirm_fail", line=line, window=deal_window)
     move = move_said(choice.command, state, seat.seat_index)
     cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:

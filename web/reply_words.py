@@ -1,7 +1,9 @@
 """The words a reply may say, in English, 简体 and 繁體 (any of them is understood, whatever the
 seat's language): ``place 5`` (the marker on space 5, as players number the spaces: 1 to 16),
 ``allow``, ``stop``, ``pass``, ``accept``, ``reject``, ``offer 3`` (3 M cash), ``offer 1 share``,
-``roll``, ``draw``, ``deal``, ``fail``, ``close`` and ``chat: …``.
+``roll``, ``draw``, ``deal``, ``fail``, ``close`` and ``chat: …``; and the words people answer
+with (``PEOPLE``: ``yes``, ``好``, ``同意``, ``no``, ``不要``), which mean a move only where one
+alone of theirs fits (``MEANS``: ``imtheboss.web.reply_choices``).
 
 ``understand(line)`` turns one line into a ``Reading`` (a verb, and a price or a text), or
 ``None`` when the line is not one of them: nothing is guessed. ``shown(verbs, lang)`` is how a
@@ -33,13 +35,46 @@ WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "close": {"en": ("close",), "zh_Hans": ("成交",), "zh_Hant": ("成交",)},
     "chat": {"en": ("chat",), "zh_Hans": ("聊天",), "zh_Hant": ("聊天",)},
 }
-SHARE_WORDS = {"en": ("share", "shares"), "zh_Hans": ("股",), "zh_Hant": ("股",)}
+# Understood, but never offered among a mail's words: failing a deal by one word is asked back
+# (a reply "fail" is answered "reply fail again to confirm"), as the page asks "are you sure?"
+NOT_SHOWN = frozenset({"fail"})
+# The words people answer with, by what they may mean (``MEANS``): never shown by a mail.
+PEOPLE: dict[str, dict[str, tuple[str, ...]]] = {
+    "yes": {
+        "en": ("yes", "ok", "okay", "sure", "agreed", "agree", "yes please"),
+        "zh_Hans": ("同意", "好", "好的", "行", "可以", "是", "没问题"),
+        "zh_Hant": ("同意", "好", "好的", "行", "可以", "是", "沒問題"),
+    },
+    "no": {
+        "en": ("no", "no thanks", "nope"),
+        "zh_Hans": ("不要", "不", "不同意", "不行", "不用"),
+        "zh_Hant": ("不要", "不", "不同意", "不行", "不用"),
+    },
+}
+# reply verb -> the verbs it may mean, in order: a reply acts only when one alone fits now
+MEANS: dict[str, tuple[str, ...]] = {
+    "yes": ("accept", "allow"),
+    "no": ("reject", "pass"),
+    "deal": ("deal", "accept"),  # "Deal!" to terms is accepting them
+}
+SHARE_WORDS = {
+    "en": ("share", "shares"),
+    "zh_Hans": ("份红利", "红利", "股"),
+    "zh_Hant": ("份紅利", "紅利", "股"),
+}
 CASH_WORDS = ("m", "million", "millions", "百万", "百萬", "万", "萬")
 LANGS = ("en", "zh_Hans", "zh_Hant")
 
-_VERB_OF = {w: verb for verb, by_lang in WORDS.items() for ws in by_lang.values() for w in ws}
+_VERB_OF = {
+    w: verb for verb, by_lang in (WORDS | PEOPLE).items() for ws in by_lang.values() for w in ws
+}
 _SHARES = {w for ws in SHARE_WORDS.values() for w in ws}
-_TRAILING = " \t.!。！~～"
+_TRAILING = " \t.,;!。！~～"
+# thanks (or please) after the word, and the punctuation between: "Accept, thanks!", "接受，谢谢"
+THANKS = re.compile(
+    r"((?<=\w)[\s.,;!]+(thanks?( you)?( so much| a lot)?|thx|ty|cheers|please|pls)"
+    r"|[\s.,;!。、]*(谢谢(你|您)?|謝謝(你|您)?|多谢|多謝|谢了|謝了|感谢|感謝))[\s.!。~]*$"
+)
 MAX_CHAT = 500  # characters of a chat line taken from mail
 
 
@@ -59,9 +94,10 @@ class Reading:
 
 def _normal(line: str) -> str:
     """NFKC (full-width digits, letters and colons become ASCII), lower case, single spaces,
-    no trailing full stop or exclamation mark."""
+    no trailing punctuation (full stop, comma, exclamation mark) nor thanks after the word."""
     text = unicodedata.normalize("NFKC", line).replace("\u3000", " ")
-    return " ".join(text.split()).strip(_TRAILING).casefold()
+    text = " ".join(text.split()).strip(_TRAILING).casefold()
+    return THANKS.sub("", text).strip(_TRAILING)
 
 
 CHAT = re.compile(r"^(chat|聊天)\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
@@ -72,7 +108,8 @@ PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 
 def understand(line: str) -> Reading | None:
     """The ``Reading`` of one line, or ``None`` when it is none of the words (an offer without
-    a number, a number that is not whole, anything else)."""
+    a number, a number that is not whole, anything else). A word of ``PEOPLE`` reads as its
+    key (``yes``, ``no``): what it means is decided against the moves open now."""
     if CHAT.match(unicodedata.normalize("NFKC", line).strip()):
         whole = chat_text(BIDI.sub("", line))  # bidi controls go, as the web refuses them
         text = whole[:MAX_CHAT].rstrip()
@@ -117,10 +154,10 @@ def _price(text: str) -> dict[str, int] | None:
 
 def shown(verbs: list[str], lang: str) -> list[str]:
     """How a mail in ``lang`` writes ``verbs`` (in the order given): the word, ``offer 3`` and
-    ``offer 1 share`` for an offer, ``chat: …`` for chat."""
+    ``offer 1 share`` for an offer, ``chat: …`` for chat; never those of ``NOT_SHOWN``."""
     lang = lang if lang in LANGS else "en"
     out = []
-    for verb in verbs:
+    for verb in (v for v in verbs if v not in NOT_SHOWN):
         word = WORDS[verb][lang][0]
         if verb == "offer":
             share = SHARE_WORDS[lang][0]
@@ -135,5 +172,8 @@ def shown(verbs: list[str], lang: str) -> list[str]:
 
 
 def every_word() -> dict[str, Any]:
-    """Every word of every language, by verb (for docs and tests)."""
-    return {verb: [w for ws in by_lang.values() for w in ws] for verb, by_lang in WORDS.items()}
+    """Every word of every language, by verb (``PEOPLE``'s too; for docs and tests)."""
+    return {
+        verb: [w for ws in by_lang.values() for w in ws]
+        for verb, by_lang in (WORDS | PEOPLE).items()
+    }

@@ -22,6 +22,7 @@ from imtheboss.web.refusals import refusal
 from imtheboss.web.reply_answer import seat_row
 from imtheboss.web.reply_mail import ReplyWay, seat_address, way_now
 from imtheboss.web.reply_moves import move_text
+from imtheboss.web.reply_words import LANGS, WORDS
 from imtheboss.web.service import seats_of
 from imtheboss.worker.mail_thread import list_id
 
@@ -101,10 +102,16 @@ def _why(body: dict) -> str:
     if said == "refused":
         found = body.get("refusal") or {}
         return refusal(str(found.get("code", "")), str(found.get("message", "")))
+    if said == "confirm_fail":  # the word to send again, in the language of the mail
+        word = WORDS["fail"][g.locale if g.locale in LANGS else "en"][0]
+        return _("%(why)s Reply “%(word)s” again to confirm.", why=WHY[said], word=word)
     return str(WHY.get(said, ""))
 
 
 WHY = {
+    "confirm_fail": _l(
+        "Do you really want to let your deal fail? It cannot be undone, so nothing was done yet."
+    ),
     "unclear": _l("We could not read a move in your reply, so nothing was done."),
     "not_now": _l("That is not a move you can make now, so nothing was done."),
     "no_stop_card": _l(
