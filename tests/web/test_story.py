@@ -52,7 +52,7 @@ def _games() -> list[tuple[list[str], list[Event]]]:
 
 def _paused() -> tuple[list[str], list[Event]]:
     """A game resumed after a pause (the server moves every open deadline, A1); a seat away
-    and back (A6); a seat that names no night (A12)."""
+    and back (A6), another back by showing up (A11); a seat that names no night (A12)."""
     players = ["Amy", "Bill", "Carla"]
     events = new_game(players, Options(), default_board(), 9, START)
     hour = timedelta(hours=1)
@@ -61,6 +61,8 @@ def _paused() -> tuple[list[str], list[Event]]:
             (None, "extend", {"seconds": 5400}),
             (1, "away", {"away": True}),
             (1, "away", {"away": False}),
+            (0, "away", {"away": True}),
+            (0, "present", {}),
             (2, "night", {"night": None}),
         ],
         1,
