@@ -28,6 +28,7 @@ from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
+from imtheboss.web import outage
 from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import ReplyClaim, Seat, db
@@ -63,7 +64,8 @@ from imtheboss.web.service import (
     now_utc,
     submit,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 TERMS_PROBLEMS = frozenset({"terms_changed", "already_answered"})
 
@@ -85,7 +87,9 @@ def apply_reply(
 ) -> Outcome:
     """Read the mail ``raw`` (its bytes as received) as a reply and act on it (see the module
     docstring); ``envelope_to``/``envelope_from``: the SMTP envelope, when there is one. Needs
-    an app context; commits what it writes. Never raises for what a mail says."""
+    an app context; commits what it writes. Never raises for what a mail says; raises what
+    the database raises (``outage.transient``: the mail may be delivered again, and its claim
+    was given back)."""
     message = head(raw)
     if automatic(message, envelope_from):
         return Outcome("ignored", "automatic")
@@ -116,6 +120,10 @@ def apply_reply(
             return _act(raw, message, ticket, seat, key)
     except TooMany:
         return Outcome("ignored", "rate_limited")
+    except Exception as exc:
+        if outage.transient(exc):  # the mail will come again: it must not find itself claimed
+            _release(ticket.game_id, seat.seat_index, key)
+        raise
 
 
 def _same_address(frm: str, stored: str) -> bool:
@@ -143,6 +151,25 @@ def _claim(game_id: str, seat: int, key: str) -> bool:
         db.session.rollback()
         return False
     return True
+
+
+def _release(game_id: str, seat: int, key: str) -> None:
+    """Give back the claim of ``_claim`` after a transient failure, so that the mail delivered
+    again is read again (a move it made is kept once: ``submit``'s key). When the database
+    cannot take this either, the claim stays and the failure is logged."""
+    try:
+        db.session.rollback()
+        db.session.execute(
+            delete(ReplyClaim).where(
+                ReplyClaim.game_id == game_id,
+                ReplyClaim.seat_index == seat,
+                ReplyClaim.idempotency_key == key,
+            )
+        )
+        db.session.commit()
+    except SQLAlchemyError as exc:
+        db.session.rollback()
+        current_app.logger.error("the claim of a failed reply stays: %s", outage.reason(exc))
 
 
 def open_windows(state: GameState) -> set[str]:
