@@ -90,13 +90,21 @@ def wait(imap: imaplib.IMAP4, seconds: float, stop: threading.Event) -> None:
         return
     tag = imap._new_tag()  # imaplib (before 3.14) has no IDLE: spoken here, by the RFC
     imap.send(tag + b" IDLE\r\n")
-    if not imap.readline().startswith(b"+"):
-        stop.wait(seconds)
-        return
+    news = False  # mail that came after the last search is told before the "+" (RFC 2177)
+    while True:
+        line = imap.readline()
+        if not line:
+            return
+        if line.startswith(b"+"):
+            break
+        if line.startswith(tag):  # IDLE refused
+            stop.wait(seconds)
+            return
+        news = news or b"EXISTS" in line
     end = time.monotonic() + min(seconds, IDLE_MAX)
     sock = imap.socket()
     try:
-        while not stop.is_set() and time.monotonic() < end:
+        while not news and not stop.is_set() and time.monotonic() < end:
             if not _readable(sock, min(1.0, max(0.0, end - time.monotonic()))):
                 continue
             line = imap.readline()

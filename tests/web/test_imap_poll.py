@@ -16,7 +16,7 @@ from helpers_replies import nested_mail, quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import wait_for
 from imtheboss.web.service import load_events
-from imtheboss.worker.imap_poll import connect, poll_once, run
+from imtheboss.worker.imap_poll import connect, poll_once, run, wait
 from sqlalchemy.engine import make_url
 
 
@@ -95,6 +95,33 @@ def test_idle_wakes_the_poller_for_a_new_reply(imap_app, dovecot) -> None:
     finally:
         stop.set()
         poller.join(timeout=10)
+
+
+def test_mail_that_came_between_the_search_and_idle_ends_the_wait(imap_app, dovecot) -> None:
+    """A reply appended after a round's search but before IDLE starts is told before IDLE's
+    "+" (RFC 2177): the wait ends at once for it, not after IMAP_POLL_SECONDS."""
+    app = imap_app
+    a = asked(app)
+    imap = connect(app)
+    stop, watchdog_fired = threading.Event(), threading.Event()
+
+    def watchdog() -> None:  # ends a wait that missed the mail (long before the 30 s poll)
+        if not stop.wait(20):
+            watchdog_fired.set()
+            stop.set()
+
+    try:
+        assert poll_once(app, imap) == 0
+        dovecot.append(raw_mail("place 4", to=a.address, sender=a.email))
+        guard = threading.Thread(target=watchdog, daemon=True)
+        guard.start()
+        wait(imap, float(app.config["IMAP_POLL_SECONDS"]), stop)
+        assert not watchdog_fired.is_set(), "the wait missed the mail told before IDLE began"
+        stop.set()
+        assert poll_once(app, imap) == 1
+    finally:
+        stop.set()
+        imap.logout()
 
 
 def test_a_reply_read_during_a_database_outage_stays_unseen_until_after_it(
