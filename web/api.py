@@ -162,8 +162,10 @@ def _game_json(game: Game) -> dict[str, Any]:
 
 @bp.post("/games")
 def create() -> ResponseReturnValue:
-    """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email"}],
-    "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
+    """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
+    "timezone"}], "options", "board", "creator_email", "creator_timezone", "orders"}``
+    (``creator_email`` required; each ``timezone`` optional, an IANA name: the seat's zone
+    unless the address chose one, ``creator_timezone`` the organiser's mail's; ``orders``:
     every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
@@ -171,7 +173,10 @@ def create() -> ResponseReturnValue:
     their address by the link mailed to it (``create_game(confirmed=False)``). Abuse limits:
     ``imtheboss.web.limits``."""
     body = _json_body()
-    _only(body, {"title", "players", "options", "board", "creator_email", "orders"})
+    _only(
+        body,
+        {"title", "players", "options", "board", "creator_email", "orders", "creator_timezone"},
+    )
     title = body.get("title", "")
     players = body.get("players")
     options = body.get("options", {})
@@ -185,12 +190,19 @@ def create() -> ResponseReturnValue:
     for player in players:
         if (
             not isinstance(player, dict)
-            or set(player) - {"name", "email"}
+            or set(player) - {"name", "email", "timezone"}
             or not isinstance(player.get("name"), str)
             or not isinstance(player.get("email"), str)
+            or not isinstance(player.get("timezone", ""), str)
         ):
-            raise _bad("bad_settings", 'each player is {"name": text, "email": text}')
+            raise _bad(
+                "bad_settings", 'each player is {"name": text, "email": text, "timezone": text}'
+            )
         pairs.append((player["name"], player["email"]))
+    zones = [player.get("timezone", "").strip() for player in players]
+    creator_zone = body.get("creator_timezone", "")
+    if not isinstance(creator_zone, str):
+        raise _bad("bad_settings", "creator_timezone is a string")
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -207,6 +219,8 @@ def create() -> ResponseReturnValue:
             creator_email=creator_email,
             confirmed=False,
             starting_orders=body.get("orders", "recommended"),
+            zones=zones,
+            creator_zone=creator_zone.strip(),
         )
     return jsonify(
         {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -37,6 +38,14 @@ def valid_timezone(name: str) -> bool:
 
 
 NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@cache
+def zone_names() -> tuple[str, ...]:
+    """The zones a zone picker offers: ``UTC``, then every ``Area/City`` name this server knows
+    (no ``Etc/`` ones), sorted (read once per process)."""
+    names = sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
+    return ("UTC", *names)
 
 
 def when(value: datetime | str) -> datetime:

@@ -41,6 +41,7 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
+from imtheboss.web.display import valid_timezone
 from imtheboss.web.models import (
     SERVER_SCOPE,
     Checkpoint,
@@ -214,6 +215,8 @@ def create_game(
     confirmed: bool = True,
     starting_orders: str = "none",
     languages: list[str] | None = None,
+    zones: list[str] | None = None,
+    creator_zone: str = "",
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -231,7 +234,11 @@ def create_game(
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
     player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new``) sets the
-    language of each seat's invitation and mail over its address's default."""
+    language of each seat's invitation and mail over its address's default. ``zones`` (one per
+    player, an IANA name or ``""``) is each seat's time zone where its address chose none of
+    its own (the player's own default wins: they set it themselves); ``creator_zone`` the
+    zone of the organiser's mail's times (``""``: UTC). An unknown zone: ``ServiceError``
+    400."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
@@ -244,6 +251,7 @@ def create_game(
         raise ServiceError(
             400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
         )
+    _check_zones(zones, len(names), creator_zone)
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
@@ -314,6 +322,9 @@ def create_game(
         defaults_of.apply_defaults(seat, chosen.get(email))
         if languages is not None:  # the organiser's choice for this game
             seat.locale = languages[i]
+        own = chosen.get(email)
+        if zones and zones[i] and not (own is not None and own.timezone):
+            seat.timezone = zones[i]
         db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -322,7 +333,16 @@ def create_game(
         _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
+        row = organiser_confirmation(
+            game_id,
+            creator_email,
+            admin_link,
+            len(names),
+            _locale(),
+            now,
+            creator_zone,
+            named=has_request_context() and defaults_of.signed_in() == creator_email.lower(),
+        )
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
@@ -368,6 +388,18 @@ def _settings_of(
             "A1",
         )
     return opts, the_board
+
+
+def _check_zones(zones: list[str] | None, count: int, creator_zone: str) -> None:
+    """``zones`` is ``None`` or one known zone (or ``""``) per player, and ``creator_zone``
+    a known zone or ``""``; else ``ServiceError`` 400."""
+    given = [*(zones or []), creator_zone]
+    if (zones is not None and len(zones) != count) or not all(
+        isinstance(z, str) and (not z or valid_timezone(z)) for z in given
+    ):
+        raise ServiceError(
+            400, "bad_settings", _("unknown time zone: use a name like Europe/Berlin or UTC")
+        )
 
 
 def _locale() -> str:

@@ -13,6 +13,7 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import partial
+from typing import Any
 
 import idna
 from flask import current_app, g, render_template
@@ -130,12 +131,40 @@ def _parts(msg: EmailMessage, template: str, context: dict) -> None:
     msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
 
 
+def _organiser_mail(game: Game, row: Notification, base: str) -> tuple[str, dict[str, Any]]:
+    """The subject and context of the organiser's mail: the confirm link and the admin link,
+    its times in the zone chosen on the create form (``row.body["zone"]``, else UTC). The game
+    is told from the organiser's other games by what the server chose (its code, when it was
+    made, its number of players), and by nothing the creator wrote (not the title, not the
+    names), since nobody has confirmed that address yet; unless the creator's browser was
+    signed in as that address (``row.body["named"]``): then by its title too."""
+    made = display.page_time(game.created_at, row.body.get("zone") or "UTC")
+    title = game.title if row.body.get("named") else ""
+    if title:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(title)s to send its invitations", title=title
+        )
+    else:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
+            code=game.id,
+            time=made,
+        )
+    context = {
+        "confirm": confirm_link(game),
+        "admin": row.body.get("link", ""),
+        "players": int(row.body.get("players", 0)),
+        "base": base,
+        "made": made,
+        "code": game.id,
+        "title": title,
+    }
+    return subject, context
+
+
 def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     """The email of a row to an explicit address (``row.to_email``), in the row's language:
-    ``organiser``: the confirm link and the admin link, the game told from the organiser's
-    other games by what the server chose (its code, when it was made, its number of players);
-    nothing the creator chose (not the title, not the names), since nobody has confirmed that
-    address yet. ``email_changed``: the
+    ``organiser``: see ``_organiser_mail``. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
@@ -144,21 +173,7 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
-        # two games told apart by what the server chose: when each was made, and its code
-        made, code = display.page_time(game.created_at, "UTC"), game.id
-        subject = _(
-            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
-            code=code,
-            time=made,
-        )
-        context = {
-            "confirm": confirm_link(game),
-            "admin": row.body.get("link", ""),
-            "players": int(row.body.get("players", 0)),
-            "base": base,
-            "made": made,
-            "code": code,
-        }
+        subject, context = _organiser_mail(game, row, base)
     elif row.kind == "email_changed":
         subject = _(
             "[I'm the Boss!] %(title)s: your seat's email address was changed", title=game.title
