@@ -111,6 +111,14 @@ def time_left(value: datetime | str | None, now: datetime) -> str:
     )
 
 
+def duration_text(seconds: int | float) -> str:
+    """A length of time for people, in the page's language (``24 hours``, ``30 minutes``,
+    ``2 days``): a window's length."""
+    return format_timedelta(
+        timedelta(seconds=seconds), threshold=2, format="long", locale=get_locale()
+    )
+
+
 def is_past(value: datetime | str | None, now: datetime) -> bool:
     """True when the deadline ``value`` has passed."""
     return value is not None and when(value) <= now

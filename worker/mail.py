@@ -18,7 +18,7 @@ from typing import Any
 import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
-from flask_babel import ngettext
+from flask_babel import lazy_gettext, ngettext
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
@@ -96,6 +96,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
         "reply": reply_way(game, seat, rows, g.locale),
     }
+    if first.kind == "invited":
+        context["invite"] = _invitation(game, seat, context["players"])
     msg = _message(subject, seat.email)
     if context["reply"] is not None:
         msg["Reply-To"] = context["reply"].address
@@ -103,6 +105,35 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+WINDOW_NAMES = {
+    "turn": lazy_gettext("your turn to play"),
+    "stop": lazy_gettext("answering a travel, boss or recruit card"),
+    "last_call": lazy_gettext("the last call"),
+    "negotiation": lazy_gettext("a negotiation"),
+}
+
+
+def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:
+    """What an invitation says of its game beyond the link: the other players' names, the
+    organiser (by their seat's name too when they play), and each window's length (A1)."""
+    organiser = game.creator_email or ""
+    playing = next(
+        (s.name for s in seats_of(game.id) if organiser and s.email.lower() == organiser.lower()),
+        "",
+    )
+    windows = (game.settings.get("options") or {}).get("windows", {})
+    return {
+        "others": [n for i, n in enumerate(names) if i != seat.seat_index],
+        "organiser": organiser,
+        "organiser_name": playing,
+        "windows": [
+            (str(label), display.duration_text(windows[kind]))
+            for kind, label in WINDOW_NAMES.items()
+            if kind in windows
+        ],
+    }
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
