@@ -1,0 +1,62 @@
+"""Rules help in the game: ``/rules`` shows the rules in the page's language with every rule an
+anchor (``#R5.1``), the hand's cards open a line on what they do and a link to their rule,
+every page links the rules, and every mail about a game too."""
+
+from __future__ import annotations
+
+import re
+
+from helpers_organiser import mail_text
+from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.service import get_game, load_state
+from imtheboss.worker.mail import compose
+from sqlalchemy import select
+
+RULE_IDS = re.compile(r"^- \*\*([RVA]\d+(?:\.\d+)?)\*\*", re.M)
+
+
+def test_the_rules_page_anchors_every_rule(app, client) -> None:
+    from imtheboss.web.rules_page import DOCS
+
+    page = client.get("/rules")
+    assert page.status_code == 200
+    ids = RULE_IDS.findall((DOCS / "rules.md").read_text(encoding="utf-8"))
+    assert len(ids) > 50
+    for rule in ids:
+        assert f'<li id="{rule}">' in page.text, rule
+    assert '<h2 id="the-board">' in page.text
+    assert 'href="rules-decisions.md"' not in page.text  # the developers' documents: plain text
+    assert 'href="/rules"' in client.get("/").text  # every page links the rules
+
+
+def test_each_card_in_the_hand_says_what_it_does(app, game) -> None:
+    created, s, clients = game
+    gid = created.game_id
+    with app.app_context():
+        hand = load_state(get_game(gid)).hands[s.traveller]
+    page = clients[s.traveller].get(f"/g/{gid}").text
+    boxes = re.findall(r'<details class="card-help"><summary>.*?</details>', page, re.S)
+    assert len(boxes) == len(hand)
+    travel = next(b for b in boxes if "/rules#R5.1" in b)
+    assert "Sends an investor card or a family card out of the running deal" in travel
+
+
+def test_mails_link_the_rules_in_the_reader_s_language(app, game) -> None:
+    created, _s, _clients = game
+    with app.app_context():
+        seat = db.session.execute(
+            select(Seat).where(Seat.game_id == created.game_id, Seat.seat_index == 0)
+        ).scalar_one()
+        seat.locale = "zh_Hant"
+        db.session.commit()
+        row = (
+            db.session.execute(
+                select(Notification).where(
+                    Notification.game_id == created.game_id, Notification.seat_index == 0
+                )
+            )
+            .scalars()
+            .first()
+        )
+        text = mail_text(compose(get_game(created.game_id), seat, [row]))
+    assert "/rules?lang=zh_Hant" in text
