@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers_organiser import mail_text
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import get_game, load_state
@@ -27,6 +28,14 @@ def test_the_rules_page_anchors_every_rule(app, client) -> None:
     assert '<h2 id="the-board">' in page.text
     assert 'href="rules-decisions.md"' not in page.text  # the developers' documents: plain text
     assert 'href="/rules"' in client.get("/").text  # every page links the rules
+
+
+@pytest.mark.parametrize(("lang", "word"), [("zh_Hans", "规则"), ("zh_Hant", "規則")])
+def test_the_rules_page_is_in_the_page_s_language(app, client, lang: str, word: str) -> None:
+    page = client.get("/rules", query_string={"lang": lang})
+    assert page.status_code == 200
+    assert word in page.text and '<li id="R5.1">' in page.text
+    assert "The rules the engine implements" not in page.text
 
 
 def test_each_card_in_the_hand_says_what_it_does(app, game) -> None:
