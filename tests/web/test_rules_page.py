@@ -69,3 +69,13 @@ def test_mails_link_the_rules_in_the_reader_s_language(app, game) -> None:
         )
         text = mail_text(compose(get_game(created.game_id), seat, [row]))
     assert "/rules?lang=zh_Hant" in text
+
+
+def test_the_board_says_what_each_space_asks_on_a_tap(app, game) -> None:
+    created, _s, clients = game
+    page = clients[0].get(f"/g/{created.game_id}").text
+    box = re.search(r'<details class="space-help">.*?</details>', page, re.S)
+    assert box, "no space help under the board"
+    spaces = re.findall(r'<li id="space-help-(\d+)">Space (\d+), (\d+) shares?: ', box.group(0))
+    assert [(int(i), int(n)) for i, n, _shares in spaces] == [(i, i + 1) for i in range(16)]
+    assert 'href="/rules#R1.4"' in box.group(0) and 'href="/rules#R6.1"' in box.group(0)
