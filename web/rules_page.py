@@ -50,7 +50,7 @@ CARD_HELP = {
         " old boss lapse. Others may stop it."
     ),
     "stop": _l(
-        "Cancels the travel card, boss card or triple recruit just played. Anyone may play"
+        "Cancels what was just played: a travel, a boss or a triple recruit. Anyone may play"
         " it; it cannot itself be stopped."
     ),
 }
