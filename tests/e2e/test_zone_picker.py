@@ -47,3 +47,26 @@ def test_the_rules_page_fits_a_phone(live_server: str, browser: Browser, lang: s
     assert page.locator("li#R5\\.1").count() == 1
     assert not page.evaluate(WIDER), page.evaluate("document.documentElement.scrollWidth")
     context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_Hant"])
+def test_a_seat_s_game_page_with_the_help_fits_a_phone(
+    app, live_server: str, browser: Browser, lang: str
+) -> None:
+    """The header's Rules link, the card help under the hand and the space help under the
+    board, opened, on a seat's game page."""
+    from helpers_deal import PLAYERS
+    from imtheboss.web.service import create_game
+
+    with app.app_context():
+        created = create_game("Help", PLAYERS, seed=4)
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(f"{live_server}/g/{created.game_id}/s/{created.seat_tokens[0]}?lang={lang}")
+    page.goto(f"{live_server}/g/{created.game_id}?lang={lang}")
+    for box in ("details.card-help", "details.space-help"):
+        page.locator(f"{box} summary").click()
+        assert page.locator(box).get_attribute("open") is not None
+    assert page.locator("header a[href='/rules']").count() == 1
+    assert not page.evaluate(WIDER), page.evaluate("document.documentElement.scrollWidth")
+    context.close()
