@@ -2,7 +2,8 @@
 360-px phone screen): the create form fills the organiser's and every player's zone with the
 browser's own and puts it first in the list; without JavaScript the boxes stay empty (the server
 then uses UTC or the player's own default) and the list is there all the same. The rules page
-and the create form fit the phone in each language."""
+and the create form fit the phone in each language, and so does a seat's game page with the
+Rules link and its card and space help open."""
 
 from __future__ import annotations
 
