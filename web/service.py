@@ -234,11 +234,9 @@ def create_game(
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
     player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new``) sets the
-    language of each seat's invitation and mail over its address's default. ``zones`` (one per
-    player, an IANA name or ``""``) is each seat's time zone where its address chose none of
-    its own (the player's own default wins: they set it themselves); ``creator_zone`` the
-    zone of the organiser's mail's times (``""``: UTC). An unknown zone: ``ServiceError``
-    400."""
+    language of each seat's invitation and mail over its address's default. ``zones`` (one
+    IANA name or ``""`` per player): ``_organiser_zone``; ``creator_zone``: ``_organiser_row``
+    (an unknown zone: ``ServiceError`` 400)."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
@@ -322,9 +320,7 @@ def create_game(
         defaults_of.apply_defaults(seat, chosen.get(email))
         if languages is not None:  # the organiser's choice for this game
             seat.locale = languages[i]
-        own = chosen.get(email)
-        if zones and zones[i] and not (own is not None and own.timezone):
-            seat.timezone = zones[i]
+        _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -333,16 +329,7 @@ def create_game(
         _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = organiser_confirmation(
-            game_id,
-            creator_email,
-            admin_link,
-            len(names),
-            _locale(),
-            now,
-            creator_zone,
-            named=has_request_context() and defaults_of.signed_in() == creator_email.lower(),
-        )
+        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
@@ -388,6 +375,26 @@ def _settings_of(
             "A1",
         )
     return opts, the_board
+
+
+def _organiser_zone(seat: Seat, zone: str, own: Any) -> None:
+    """Give ``seat`` the zone the organiser chose for it (``""``: none, UTC) unless its address
+    chose a zone of its own (``own``: its ``players`` row or ``None``): the player's own default
+    wins, they set it themselves."""
+    if zone and not (own is not None and own.timezone):
+        seat.timezone = zone
+
+
+def _organiser_row(
+    game_id: str, to: str, admin_link: str, players: int, at: datetime, zone: str
+) -> dict[str, Any]:
+    """The organiser's confirmation row (``notify.organiser_confirmation``) in the request's
+    language, its times in ``zone`` (``""``: UTC); it may name the game's title only when this
+    browser is signed in as ``to`` (that address is proved to be the creator's)."""
+    from imtheboss.web.players import signed_in  # (players imports this module)
+
+    named = has_request_context() and signed_in() == to.lower()
+    return organiser_confirmation(game_id, to, admin_link, players, _locale(), at, zone, named)
 
 
 def _check_zones(zones: list[str] | None, count: int, creator_zone: str) -> None:
