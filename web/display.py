@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -38,6 +38,19 @@ def valid_timezone(name: str) -> bool:
 
 
 NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+def zone_choices() -> tuple[tuple[str, str], ...]:
+    """What a zone picker offers, in the page's language: ``(name, label)`` for each of
+    ``zone_names``, the label as ``zone_text`` writes it (``UTC+8, Taipei``), so a player can
+    search by city or offset and reads no raw name alone. Made once an hour per language."""
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    return _zone_choices(str(get_locale() or "en"), hour)
+
+
+@lru_cache(maxsize=8)
+def _zone_choices(lang: str, hour: datetime) -> tuple[tuple[str, str], ...]:
+    return tuple((name, zone_text(name, hour)) for name in zone_names())
 
 
 @cache

@@ -41,7 +41,10 @@ def _only_game() -> str:
 
 def test_the_form_gives_each_player_and_the_organiser_a_zone(app, client) -> None:
     page = client.get("/new")
-    assert 'id="zone-list"' in page.text and '<option value="Asia/Taipei">' in page.text
+    assert 'id="zone-list"' in page.text
+    assert re.search(r'<option value="Asia/Taipei" label="UTC\+8, Taipei">', page.text)
+    chinese = client.get("/new", query_string={"lang": "zh_Hant"}).text
+    assert re.search(r'<option value="Asia/Taipei" label="UTC\+8 [^"]*北">', chinese)
     assert page.text.count('list="zone-list"') == 7  # the organiser's and one per player row
     data = new_game_form(
         client,
