@@ -109,7 +109,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
 
 WINDOW_NAMES = {
     "turn": lazy_gettext("your turn to play"),
-    "stop": lazy_gettext("answering a travel, boss or recruit card"),
+    "stop": lazy_gettext("answering a card played in a deal (stop it or let it happen)"),
     "last_call": lazy_gettext("the last call"),
     "negotiation": lazy_gettext("a negotiation"),
 }

@@ -35,7 +35,7 @@ def test_the_invitation_names_the_others_the_windows_and_the_organiser(app) -> N
         assert PLAYERS[1][0] not in text.split("You play with")[1].split(".")[0]
         for line in (
             "your turn to play: 24 hours",
-            "answering a travel, boss or recruit card: 6 hours",
+            "answering a card played in a deal (stop it or let it happen): 6 hours",
             "the last call: 12 hours",
             "a negotiation: 2 days",
         ):
