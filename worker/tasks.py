@@ -374,16 +374,15 @@ def deliver(notification_id: int) -> str:
         return claimed
     ids, message, game_id, seat_index = claimed
     outcome = _send(ids, message, game_id, seat_index)
-    if outcome != "retry":  # the invitation is out (or never will be): what waited for it goes
-        _after_invitation(ids, game_id, seat_index)
+    _after_invitation(ids, game_id, seat_index)  # sent or tried: what waited for it goes
     return outcome
 
 
 def _after_invitation(ids: list[int], game_id: str, seat_index: int) -> None:
-    """When the rows just mailed held the seat's invitation, queue the seat's urgent rows that
-    waited for it (``_invitation_first``) at once, not at the sweep's next round. Only when
-    ``deliver`` ran as a queued task: run in-process (``deliver.run``: tests, ``deliver_many``)
-    it queues nothing, and the sweep or the caller sends them."""
+    """When the rows just mailed (or tried) held the seat's invitation, queue the seat's urgent
+    rows that waited for it (``_invitation_first``) at once, not at the sweep's next round.
+    Only when ``deliver`` ran as a queued task: run in-process (``deliver.run``: tests,
+    ``deliver_many``) it queues nothing, and the sweep or the caller sends them."""
     if deliver.request.id is None:
         return
     invited = db.session.execute(
@@ -459,9 +458,10 @@ def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str
 
 
 def _invitation_first(row: Notification) -> bool:
-    """Whether the seat's invitation, written before ``row``, has not gone out yet (``pending``
-    or ``sending``): a seat's first turn mail never arrives before its invitation, whichever of
-    the two tasks runs first."""
+    """Whether the seat's invitation, written before ``row``, is on its way (``sending``) or
+    not yet tried (``pending``, no attempt): a seat's first turn mail never arrives before its
+    invitation, whichever of the two tasks runs first. An invitation that failed a try does not
+    hold the seat's other mail back (the server may be down: each row is tried on its own)."""
     if row.kind == "invited":
         return False
     earlier = db.session.execute(
@@ -471,7 +471,8 @@ def _invitation_first(row: Notification) -> bool:
             Notification.seat_index == row.seat_index,
             Notification.kind == "invited",
             Notification.id < row.id,
-            Notification.email_state.in_(("pending", "sending")),
+            (Notification.email_state == "sending")
+            | ((Notification.email_state == "pending") & (Notification.attempts == 0)),
         )
         .limit(1)
     ).first()
