@@ -180,6 +180,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.served",
         "imtheboss.web.story_page",
         "imtheboss.web.operator_replies",
+        "imtheboss.web.rules_page",
     ):
         try:
             module = importlib.import_module(name)

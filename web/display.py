@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import cache, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -37,6 +38,27 @@ def valid_timezone(name: str) -> bool:
 
 
 NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+def zone_choices() -> tuple[tuple[str, str], ...]:
+    """What a zone picker offers, in the page's language: ``(name, label)`` for each of
+    ``zone_names``, the label as ``zone_text`` writes it (``UTC+8, Taipei``), so a player can
+    search by city or offset and reads no raw name alone. Made once an hour per language."""
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    return _zone_choices(str(get_locale() or "en"), hour)
+
+
+@lru_cache(maxsize=8)
+def _zone_choices(lang: str, hour: datetime) -> tuple[tuple[str, str], ...]:
+    return tuple((name, zone_text(name, hour)) for name in zone_names())
+
+
+@cache
+def zone_names() -> tuple[str, ...]:
+    """The zones a zone picker offers: ``UTC``, then every ``Area/City`` name this server knows
+    (no ``Etc/`` ones), sorted (read once per process)."""
+    names = sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
+    return ("UTC", *names)
 
 
 def when(value: datetime | str) -> datetime:
@@ -99,6 +121,14 @@ def time_left(value: datetime | str | None, now: datetime) -> str:
         return _("now")
     return format_timedelta(
         delta, threshold=2, add_direction=True, format="long", locale=get_locale()
+    )
+
+
+def duration_text(seconds: int | float) -> str:
+    """A length of time for people, in the page's language (``24 hours``, ``30 minutes``,
+    ``2 days``): a window's length."""
+    return format_timedelta(
+        timedelta(seconds=seconds), threshold=2, format="long", locale=get_locale()
     )
 
 

@@ -50,6 +50,7 @@ def new_game() -> Any:
             try:
                 players = form.player_rows()
                 languages = form.player_languages()
+                zones = form.player_zones()
                 board = _board_from(form)
                 with spending("invitations", client_address(), cost=len(players)):
                     created = create_game(
@@ -70,6 +71,8 @@ def new_game() -> Any:
                         confirmed=False,
                         starting_orders="recommended" if form.recommended_orders.data else "none",
                         languages=languages,
+                        zones=zones,
+                        creator_zone=form.creator_zone(),
                     )
             except ValueError as exc:
                 errors.append(str(exc))

@@ -85,6 +85,9 @@ class PlayerRow(Form):
         choices=LANGUAGE_CHOICES[1:],  # a language, never "as my browser asks"
         validate_choice=False,  # checked by NewGameForm.player_languages, with a clear message
     )
+    timezone = StringField(
+        _l("Time zone"), [Optional(), Length(max=64)]
+    )  # NewGameForm.player_zones
 
 
 def _finite(form: Any, field: Any) -> None:
@@ -137,6 +140,7 @@ class NewGameForm(FlaskForm):
             Length(max=254),
         ],
     )
+    creator_timezone = StringField(_l("Your time zone"), [Optional(), Length(max=64)])
     players = FieldList(FormField(PlayerRow), min_entries=MAX_PLAYERS, max_entries=MAX_PLAYERS)
     turn_hours = _hours(_l("Turn window (hours)"), DEFAULT_WINDOWS["turn"])
     stop_hours = _hours(_l("Stop window (hours)"), DEFAULT_WINDOWS["stop"])
@@ -193,6 +197,21 @@ class NewGameForm(FlaskForm):
         """The language of each filled player row, in seat order (``player_rows``'s order)."""
         return [lang for _name, _email, lang in self._filled()]
 
+    def player_zones(self) -> list[str]:
+        """The time zone of each filled player row, in seat order (``""``: none given, the
+        player's own default or UTC). Raises ``ValueError`` with a message for a zone this
+        server does not know."""
+        zones = []
+        for entry in self.players.entries:
+            if (entry.form.name.data or "").strip() or (entry.form.email.data or "").strip():
+                zones.append(_known_zone(entry.form.timezone.data))
+        return zones
+
+    def creator_zone(self) -> str:
+        """The organiser's time zone (the times of their mail; ``""``: UTC). Raises
+        ``ValueError`` with a message for a zone this server does not know."""
+        return _known_zone(self.creator_timezone.data)
+
     def _filled(self) -> list[tuple[str, str, str]]:
         rows = []
         for entry in self.players.entries:
@@ -246,6 +265,14 @@ def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
         end_field.errors = [*end_field.errors, _l("A night lasts at most 12 hours.")]
         return False
     return ok
+
+
+def _known_zone(value: str | None) -> str:
+    """``value`` stripped, when empty or a zone this server knows; else ``ValueError``."""
+    name = (value or "").strip()
+    if name and not valid_timezone(name):
+        raise ValueError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
+    return name
 
 
 def _timezone(form: Any, field: Any) -> None:

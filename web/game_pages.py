@@ -92,6 +92,7 @@ def state_context(
         forms = command_forms.command_forms(legal_commands(state, seat), v, players)
         for _key, _title, group in forms:
             decisions.explain_missing_accepts(group, v, seat)
+            decisions.explain_missing_close(group, v, seat)
     # the live page names each event's seats as they were then (the replay's state already does)
     names = negotiations.names_by_seq(game.id, players) if acting else players
     since = negotiations.handed_over(game.id, seat)  # A13: the old player's are not the new one's

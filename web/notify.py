@@ -126,14 +126,28 @@ def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime
 
 
 def organiser_confirmation(
-    game_id: str, to: str, admin_link: str, players: int, locale: str, at: datetime
+    game_id: str,
+    to: str,
+    admin_link: str,
+    players: int,
+    locale: str,
+    at: datetime,
+    zone: str = "",
+    named: bool = False,
 ) -> dict[str, Any]:
     """The mail to the organiser of a game made through the pages or the API: the link to
     confirm their address (signed when the mail is composed) and the admin link (``link``,
-    dropped from the row once mailed). The address is nobody's confirmed one yet, so the row
-    holds nothing the creator chose but the count of players."""
+    dropped from the row once mailed), its times in ``zone`` (a known IANA name; ``""``: UTC).
+    Unless ``named`` (the creator's browser is signed in as that address: the mail may name
+    the game by its title), the address is nobody's confirmed one yet, so the row holds and
+    the mail shows nothing the creator wrote: only the count of players and the zone (a
+    name from the server's list, no free text)."""
     text = "Confirm your game to send its invitations"
     body = {"link": admin_link, "players": players, "locale": locale}
+    if zone:
+        body["zone"] = zone
+    if named:
+        body["named"] = True
     row = _row(game_id, -1, "organiser", "confirm", text, True, 0, at, **body)
     return {**row, "to_email": to}
 

@@ -67,6 +67,7 @@ def _page_globals() -> dict[str, Any]:
         "price_text": display.price_text,
         "space_number": display.space_number,  # players count spaces from 1, the engine from 0
         "zone_text": display.zone_text,  # a zone as players read it, never its raw name
+        "zone_choices": display.zone_choices,  # what a zone picker offers
     }
 
 

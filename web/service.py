@@ -41,6 +41,7 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
+from imtheboss.web.display import valid_timezone
 from imtheboss.web.metrics import timed_submit
 from imtheboss.web.models import (
     SERVER_SCOPE,
@@ -215,6 +216,8 @@ def create_game(
     confirmed: bool = True,
     starting_orders: str = "none",
     languages: list[str] | None = None,
+    zones: list[str] | None = None,
+    creator_zone: str = "",
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -233,7 +236,8 @@ def create_game(
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
     player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
-    default."""
+    default. ``zones`` (one IANA name or ``""`` per player): ``_organiser_zone``;
+    ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400)."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
@@ -246,6 +250,7 @@ def create_game(
         raise ServiceError(
             400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
         )
+    _check_zones(zones, len(names), creator_zone)
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
@@ -318,6 +323,7 @@ def create_game(
         defaults_of.apply_defaults(seat, chosen.get(email))
         if languages is not None and languages[i]:  # the organiser's choice for this game
             seat.locale = languages[i]
+        _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -326,7 +332,7 @@ def create_game(
         _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
+        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
@@ -372,6 +378,38 @@ def _settings_of(
             "A1",
         )
     return opts, the_board
+
+
+def _organiser_zone(seat: Seat, zone: str, own: Any) -> None:
+    """Give ``seat`` the zone the organiser chose for it (``""``: none, UTC) unless its address
+    chose a zone of its own (``own``: its ``players`` row or ``None``): the player's own default
+    wins, they set it themselves."""
+    if zone and not (own is not None and own.timezone):
+        seat.timezone = zone
+
+
+def _organiser_row(
+    game_id: str, to: str, admin_link: str, players: int, at: datetime, zone: str
+) -> dict[str, Any]:
+    """The organiser's confirmation row (``notify.organiser_confirmation``) in the request's
+    language, its times in ``zone`` (``""``: UTC); it may name the game's title only when this
+    browser is signed in as ``to`` (that address is proved to be the creator's)."""
+    from imtheboss.web.players import signed_in  # (players imports this module)
+
+    named = has_request_context() and signed_in() == to.lower()
+    return organiser_confirmation(game_id, to, admin_link, players, _locale(), at, zone, named)
+
+
+def _check_zones(zones: list[str] | None, count: int, creator_zone: str) -> None:
+    """``zones`` is ``None`` or one known zone (or ``""``) per player, and ``creator_zone``
+    a known zone or ``""``; else ``ServiceError`` 400."""
+    given = [*(zones or []), creator_zone]
+    if (zones is not None and len(zones) != count) or not all(
+        isinstance(z, str) and (not z or valid_timezone(z)) for z in given
+    ):
+        raise ServiceError(
+            400, "bad_settings", _("unknown time zone: use a name like Europe/Berlin or UTC")
+        )
 
 
 def _locale() -> str:

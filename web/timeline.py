@@ -140,7 +140,10 @@ class Row:
 
 def visible(event: Event, seat: int | None) -> bool:
     """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
-    orders (A10) are not even a line there."""
+    orders (A10) are not even a line there, and a negotiation's timeout is told once, by the
+    ``negotiation_expired`` the engine records right after its ``timed_out``."""
+    if event.type == "timed_out" and event.data.get("kind") == "negotiation":
+        return False
     return not (event.type in PRIVATE_EVENTS and event.by != seat)
 
 

@@ -15,11 +15,12 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import partial
+from typing import Any
 
 import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
-from flask_babel import ngettext
+from flask_babel import lazy_gettext, ngettext
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
@@ -104,6 +105,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
     }
+    if first.kind == "invited":
+        context["invite"] = _invitation(game, seat, context["players"])
     by = subject_time(due, seat.timezone, now_utc()) if due else None
     msg = _message(subject(game, thread, what, by), seat.email)
     thread_headers(msg, game, thread)
@@ -115,6 +118,35 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+WINDOW_NAMES = {
+    "turn": lazy_gettext("your turn to play"),
+    "stop": lazy_gettext("answering a card played in a deal (stop it or let it happen)"),
+    "last_call": lazy_gettext("the last call"),
+    "negotiation": lazy_gettext("a negotiation"),
+}
+
+
+def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:
+    """What an invitation says of its game beyond the link: the other players' names, the
+    organiser (by their seat's name too when they play), and each window's length (A1)."""
+    organiser = game.creator_email or ""
+    playing = next(
+        (s.name for s in seats_of(game.id) if organiser and s.email.lower() == organiser.lower()),
+        "",
+    )
+    windows = (game.settings.get("options") or {}).get("windows", {})
+    return {
+        "others": [n for i, n in enumerate(names) if i != seat.seat_index],
+        "organiser": organiser,
+        "organiser_name": playing,
+        "windows": [
+            (str(label), display.duration_text(windows[kind]))
+            for kind, label in WINDOW_NAMES.items()
+            if kind in windows
+        ],
+    }
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
@@ -155,12 +187,40 @@ def _parts(msg: EmailMessage, template: str, context: dict) -> None:
     msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
 
 
+def _organiser_mail(game: Game, row: Notification, base: str) -> tuple[str, dict[str, Any]]:
+    """The subject and context of the organiser's mail: the confirm link and the admin link,
+    its times in the zone chosen on the create form (``row.body["zone"]``, else UTC). The game
+    is told from the organiser's other games by what the server chose (its code, when it was
+    made, its number of players), and by nothing the creator wrote (not the title, not the
+    names), since nobody has confirmed that address yet; unless the creator's browser was
+    signed in as that address (``row.body["named"]``): then by its title too."""
+    made = display.page_time(game.created_at, row.body.get("zone") or "UTC")
+    title = game.title if row.body.get("named") else ""
+    if title:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(title)s to send its invitations", title=title
+        )
+    else:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
+            code=game.id,
+            time=made,
+        )
+    context = {
+        "confirm": confirm_link(game),
+        "admin": row.body.get("link", ""),
+        "players": int(row.body.get("players", 0)),
+        "base": base,
+        "made": made,
+        "code": game.id,
+        "title": title,
+    }
+    return subject, context
+
+
 def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     """The email of a row to an explicit address (``row.to_email``), in the row's language:
-    ``organiser``: the confirm link and the admin link, the game told from the organiser's
-    other games by what the server chose (its code, when it was made, its number of players);
-    nothing the creator chose (not the title, not the names), since nobody has confirmed that
-    address yet. ``email_changed``: the
+    ``organiser``: see ``_organiser_mail``. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
@@ -169,21 +229,7 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
-        # two games told apart by what the server chose: when each was made, and its code
-        made, code = display.page_time(game.created_at, "UTC"), game.id
-        subject = _(
-            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
-            code=code,
-            time=made,
-        )
-        context = {
-            "confirm": confirm_link(game),
-            "admin": row.body.get("link", ""),
-            "players": int(row.body.get("players", 0)),
-            "base": base,
-            "made": made,
-            "code": code,
-        }
+        subject, context = _organiser_mail(game, row, base)
     elif row.kind == "email_changed":
         subject = _(
             "[I'm the Boss!] %(title)s: your seat's email address was changed", title=game.title

@@ -370,12 +370,46 @@ def _send(ids: list[int], message: EmailMessage, game_id: str, seat_index: int) 
 def deliver(notification_id: int) -> str:
     """Mail one notification row, at most once: ``done`` (not pending: sent, on its way or
     settled), ``backoff`` (failed lately: the sweep retries it), ``skipped``, ``sent``,
-    ``retry`` (a temporary failure), ``failed`` (for good, or the last try)."""
+    ``retry`` (a temporary failure), ``failed`` (for good, or the last try),
+    ``after_invitation`` (the seat's invitation is not out yet: the sweep sends it later)."""
     claimed = _claim_one(notification_id)
     if isinstance(claimed, str):
         return claimed
     ids, message, game_id, seat_index = claimed
-    return _send(ids, message, game_id, seat_index)
+    outcome = _send(ids, message, game_id, seat_index)
+    _after_invitation(ids, game_id, seat_index)  # sent or tried: what waited for it goes
+    return outcome
+
+
+def _after_invitation(ids: list[int], game_id: str, seat_index: int) -> None:
+    """When the rows just mailed (or tried) held the seat's invitation, queue the seat's urgent
+    rows that waited for it (``_invitation_first``) at once, not at the sweep's next round.
+    Only when ``deliver`` ran as a queued task: run in-process (``deliver.run``: tests,
+    ``deliver_many``) it queues nothing, and the sweep or the caller sends them."""
+    if deliver.request.id is None:
+        return
+    invited = db.session.execute(
+        select(Notification.id).where(Notification.id.in_(ids), Notification.kind == "invited")
+    ).first()
+    if invited is None:
+        db.session.rollback()
+        return
+    waiting = (
+        db.session.execute(
+            select(Notification.id).where(
+                Notification.game_id == game_id,
+                Notification.seat_index == seat_index,
+                Notification.email_state == PENDING,
+                Notification.urgent.is_(True),
+                Notification.id > invited.id,
+            )
+        )
+        .scalars()
+        .all()
+    )
+    db.session.rollback()
+    for row_id in waiting:
+        deliver.delay(row_id)
 
 
 @shared_task(name="imtheboss.worker.tasks.deliver_many", **RETRY_DB)
@@ -416,11 +450,36 @@ def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str
         return "skipped"
     if not addressed and row.kind in ANSWERS and presence.present(seat, now):
         return _wait_while_present(row, seat, now)
+    if not addressed and _invitation_first(row):
+        db.session.rollback()  # left pending: the sweep sends it once the invitation is out
+        return "after_invitation"
     message = _compose_or_fail(game, seat, [row], now)
     if message is None:
         return "failed"
     game_id, seat_index = row.game_id, row.seat_index
     return claim([row], now), message, game_id, seat_index
+
+
+def _invitation_first(row: Notification) -> bool:
+    """Whether the seat's invitation, written before ``row``, is on its way (``sending``) or
+    not yet tried (``pending``, no attempt): a seat's first turn mail never arrives before its
+    invitation, whichever of the two tasks runs first. An invitation that failed a try does not
+    hold the seat's other mail back (the server may be down: each row is tried on its own)."""
+    if row.kind == "invited":
+        return False
+    earlier = db.session.execute(
+        select(Notification.id)
+        .where(
+            Notification.game_id == row.game_id,
+            Notification.seat_index == row.seat_index,
+            Notification.kind == "invited",
+            Notification.id < row.id,
+            (Notification.email_state == "sending")
+            | ((Notification.email_state == "pending") & (Notification.attempts == 0)),
+        )
+        .limit(1)
+    ).first()
+    return earlier is not None
 
 
 @shared_task(name="imtheboss.worker.tasks.send_batch", **RETRY_DB)

@@ -43,6 +43,9 @@ MUST_HAVE = [
     "imtheboss/web/migrations/env.py",
     "imtheboss/web/migrations/alembic.ini",
     "imtheboss/engine/data/default_board.json",
+    "imtheboss/docs/rules.md",  # the rules page's sources, one per language
+    "imtheboss/docs/rules.zh_Hans.md",
+    "imtheboss/docs/rules.zh_Hant.md",
 ]
 SECRET = "wheel-test-secret"
 # The release step (the migrations), run once per deploy before the processes start; not a

@@ -67,12 +67,19 @@ document.addEventListener("DOMContentLoaded", function () {
   });
 });
 
-/* A player's defaults page: an empty time zone is filled in with the browser's own. */
+/* Zone pickers (partials/macros.html zone_list): the browser's own zone first in the list, and
+   an empty box marked data-guess-zone (a player's defaults, the create form) filled with it. */
 document.addEventListener("DOMContentLoaded", function () {
   if (!window.Intl) return;
   var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone) return;
+  var list = document.getElementById("zone-list");
+  if (list) {
+    var own = list.querySelector('option[value="' + zone.replace(/"/g, "") + '"]');
+    if (own) list.insertBefore(own, list.firstChild);
+  }
   document.querySelectorAll("input[data-guess-zone]").forEach(function (input) {
-    if (!input.value && zone) input.value = zone;
+    if (!input.value) input.value = zone;
   });
 });
 
