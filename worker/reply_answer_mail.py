@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from flask import g
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine import languages
 from imtheboss.engine.history import Message
 from imtheboss.web import display, players, story
 from imtheboss.web.links import seat_link, unsubscribe_link
@@ -25,7 +26,7 @@ from imtheboss.web.reply_moves import move_text
 from imtheboss.web.service import seats_of
 from imtheboss.worker.mail_thread import list_id
 
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 
 
 def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessage:
