@@ -194,7 +194,7 @@ def create() -> ResponseReturnValue:
     "language"}],
     "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
     every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10;
-    ``language``: the player's invitation and mail, ``en``, ``zh_Hans`` or ``zh_Hant``, else the
+    ``language``: the player's invitation and mail, a code of ``engine.languages``, else the
     address's default; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's

@@ -232,7 +232,7 @@ def create_game(
     ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
-    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new`` or in the
+    player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
     default."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
