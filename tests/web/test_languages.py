@@ -99,3 +99,22 @@ def test_a_mail_and_a_reply_answer_in_japanese(app) -> None:
     plain = mail.get_body(("plain",)).get_content()
     assert "マーカーを取引マス 3 に置きました。" in plain
     assert "ゲームを開く：" in plain and "Open the game" not in plain
+
+
+def test_dates_in_japanese(app) -> None:
+    """Dates go through Babel in the page's language: the weekday is Japanese."""
+    from datetime import UTC, datetime
+
+    from imtheboss.web.display import local_time
+
+    with app.test_request_context("/?lang=ja"):
+        assert local_time(datetime(2026, 12, 4, 1, 0, tzinfo=UTC), "Asia/Tokyo") == (
+            "金 2026-12-04 10:00"
+        )
+
+
+def test_the_command_line_speaks_japanese(capsys) -> None:
+    from imtheboss.engine.cli import main
+
+    main(["simulate", "--players", "3", "--seed", "1", "--lang", "ja"])
+    assert "でゲームが始まります" in capsys.readouterr().out
