@@ -27,7 +27,9 @@ class Language:
     translation of "I'm the Boss!"). ``replies``: verb -> the words a reply may say for it
     (the first is the one a mail shows; see ``imtheboss.web.reply_words``). ``share_words``
     and ``cash_words``: the units of an offer (``offer 1 share``, ``offer 3 m``). ``colon``: the
-    colon a mail writes after ``chat`` (full width in CJK).
+    colon a mail writes after ``chat`` (full width in CJK). ``auto_replies``: the subjects
+    webmail auto-replies in the language start with (``imtheboss.web.reply_screen``; a trailing
+    ``:`` also matches the full-width ``：``).
     """
 
     code: str
@@ -38,6 +40,7 @@ class Language:
     share_words: tuple[str, ...]
     cash_words: tuple[str, ...]
     colon: str = ":"
+    auto_replies: tuple[str, ...] = ()
 
 
 LANGUAGES: tuple[Language, ...] = (
@@ -63,6 +66,18 @@ LANGUAGES: tuple[Language, ...] = (
         },
         share_words=("share", "shares"),
         cash_words=("m", "million", "millions"),
+        auto_replies=(
+            "Automatic reply:",
+            "Auto reply:",
+            "Auto-reply:",
+            "Autoreply:",
+            "Auto response:",
+            "Auto-response:",
+            "Autoresponse:",
+            "Auto:",
+            "Out of Office",
+            "Out of the office",
+        ),
     ),
     Language(
         code="zh_Hans",
@@ -87,6 +102,7 @@ LANGUAGES: tuple[Language, ...] = (
         share_words=("股",),
         cash_words=("百万", "万"),
         colon="：",
+        auto_replies=("自动回复:", "自动答复:", "自动应答:", "自动回覆:", "外出:", "不在办公室"),
     ),
     Language(
         code="zh_Hant",
@@ -111,6 +127,7 @@ LANGUAGES: tuple[Language, ...] = (
         share_words=("股",),
         cash_words=("百萬", "萬"),
         colon="：",
+        auto_replies=("自動回覆:", "自動回復:", "自動答覆:", "自動回應:", "不在辦公室"),
     ),
     Language(
         code="ja",
@@ -135,6 +152,7 @@ LANGUAGES: tuple[Language, ...] = (
         share_words=("株",),
         cash_words=("百万",),
         colon="：",
+        auto_replies=("自動応答:", "自動返信:", "不在通知:"),
     ),
 )
 """The languages, English first (the default: what is shown when nothing was chosen)."""

@@ -118,3 +118,10 @@ def test_the_command_line_speaks_japanese(capsys) -> None:
 
     main(["simulate", "--players", "3", "--seed", "1", "--lang", "ja"])
     assert "でゲームが始まります" in capsys.readouterr().out
+
+
+def test_a_japanese_auto_reply_is_not_read_as_a_move() -> None:
+    from imtheboss.web.reply_screen import auto_subject
+
+    assert auto_subject("自動応答: Re: [アイム・ザ・ボス！] Friday：あなたの手番")
+    assert not auto_subject("Re: [アイム・ザ・ボス！] Friday：あなたの手番")
