@@ -30,10 +30,10 @@ def _names(node: ast.AST) -> set[str]:
 
 def test_no_module_multiplies_shares_by_a_share_value_itself() -> None:
     """A product whose operands name shares, a share's value or the tile values is written
-    only in ``engine/prices.py``."""
+    only in ``engine/prices.py`` (engine, web, worker, bench, tools)."""
     priced = {"shares", "share_value", "TILE_VALUES", "amount"}
     found = []
-    for folder in ("engine", "web", "worker"):
+    for folder in ("engine", "web", "worker", "bench", "tools"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if path.name == "prices.py":
                 continue
