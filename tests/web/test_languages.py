@@ -75,9 +75,21 @@ def test_a_page_in_japanese(client) -> None:
     assert "ゲームを作る" in page
 
 
-def test_a_browser_asking_for_japanese_reads_japanese(app) -> None:
-    page = app.test_client().get("/", headers={"Accept-Language": "ja-JP,ja;q=0.9,en;q=0.5"})
-    assert '<html lang="ja">' in page.get_data(as_text=True)
+@pytest.mark.parametrize(
+    ("asked", "lang"),
+    [
+        ("ja-JP,ja;q=0.9,en;q=0.5", "ja"),
+        ("ja", "ja"),
+        ("zh-TW,zh;q=0.8", "zh-Hant"),
+        ("zh-HK", "zh-Hant"),
+        ("zh-CN", "zh-Hans"),
+        ("zh", "zh-Hans"),
+        ("fr-FR,de;q=0.5", "en"),
+    ],
+)
+def test_a_browser_reads_the_language_it_asks_for(app, asked, lang) -> None:
+    page = app.test_client().get("/", headers={"Accept-Language": asked})
+    assert f'<html lang="{lang}">' in page.get_data(as_text=True)
 
 
 @pytest.fixture
