@@ -29,7 +29,9 @@ class Language:
     and ``cash_words``: the units of an offer (``offer 1 share``, ``offer 3 m``). ``colon``: the
     colon a mail writes after ``chat`` (full width in CJK). ``auto_replies``: the subjects
     webmail auto-replies in the language start with (``imtheboss.web.reply_screen``; a trailing
-    ``:`` also matches the full-width ``：``).
+    ``:`` also matches the full-width ``：``). ``space_before`` and ``space_after``: the words
+    around a space's number in ``place 5`` (``space 5``, ``第5格``); one that ends with a space
+    needs a space (or more) after it.
     """
 
     code: str
@@ -41,6 +43,8 @@ class Language:
     cash_words: tuple[str, ...]
     colon: str = ":"
     auto_replies: tuple[str, ...] = ()
+    space_before: tuple[str, ...] = ()
+    space_after: tuple[str, ...] = ()
 
 
 LANGUAGES: tuple[Language, ...] = (
@@ -78,6 +82,7 @@ LANGUAGES: tuple[Language, ...] = (
             "Out of Office",
             "Out of the office",
         ),
+        space_before=("on space ", "space ", "on "),
     ),
     Language(
         code="zh_Hans",
@@ -103,6 +108,8 @@ LANGUAGES: tuple[Language, ...] = (
         cash_words=("百万", "万"),
         colon="：",
         auto_replies=("自动回复:", "自动答复:", "自动应答:", "自动回覆:", "外出:", "不在办公室"),
+        space_before=("第",),
+        space_after=("号格", "格", "号"),
     ),
     Language(
         code="zh_Hant",
@@ -128,6 +135,8 @@ LANGUAGES: tuple[Language, ...] = (
         cash_words=("百萬", "萬"),
         colon="：",
         auto_replies=("自動回覆:", "自動回復:", "自動答覆:", "自動回應:", "不在辦公室"),
+        space_before=("第",),
+        space_after=("號格", "格", "號"),
     ),
     Language(
         code="ja",
@@ -153,6 +162,8 @@ LANGUAGES: tuple[Language, ...] = (
         cash_words=("百万",),
         colon="：",
         auto_replies=("自動応答:", "自動返信:", "不在通知:"),
+        space_before=("マス",),
+        space_after=("番目", "番", "マス目"),
     ),
 )
 """The languages, English first (the default: what is shown when nothing was chosen)."""

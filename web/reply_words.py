@@ -56,8 +56,19 @@ def _normal(line: str) -> str:
 
 _CHAT_WORDS = "|".join(re.escape(w) for ws in WORDS["chat"].values() for w in ws)
 CHAT = re.compile(rf"^({_CHAT_WORDS})\s*[:：]\s*(.+)$", re.IGNORECASE | re.DOTALL)
-# "space 5", "第5格", "5号", "5號": the words around a space's number
-SPACE_WORDS = re.compile(r"^\s*(on\s+)?(space\s+|第\s*)?|\s*(格|号|號|号格|號格)$")
+
+
+def _either(words: set[str]) -> str:
+    """A regex alternation of ``words``, the longest first; a word ending in a space needs
+    whitespace after it."""
+    parts = [re.escape(w.strip()) + (r"\s+" if w.endswith(" ") else r"\s*") for w in words]
+    return "|".join(sorted(parts, key=len, reverse=True))
+
+
+# "space 5", "第5格", "5号", "5號", "5番": the words around a space's number (the table's rows)
+_BEFORE = _either({w for row in languages.LANGUAGES for w in row.space_before})
+_AFTER = _either({w for row in languages.LANGUAGES for w in row.space_after})
+SPACE_WORDS = re.compile(rf"^\s*(?:{_BEFORE})?|\s*(?:{_AFTER})$")
 PRICE = re.compile(r"^(\d{1,4})\s*([a-z]+|[\u4e00-\u9fff]+)?$")
 
 

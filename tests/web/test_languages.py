@@ -63,6 +63,7 @@ def test_every_language_has_its_catalog_and_its_brand() -> None:
 
 def test_reply_words_come_from_the_table() -> None:
     assert understand("置く 5").space == 5
+    assert understand("置く 12番").space == 12 and understand("置く マス3").space == 3
     assert understand("提示 1株").price == {"shares": 1}
     assert understand("チャット：よろしく").text == "よろしく"
     assert understand("許可").verb == "allow"
