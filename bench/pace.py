@@ -106,6 +106,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from imtheboss.engine import prices
 from imtheboss.engine.board import LETTERS, default_board
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import card_letter
@@ -169,7 +170,7 @@ def after_waking_hours(at: datetime, hours: float, offset: float) -> datetime:
 
 
 def _fair(shares: int, investors: int, share_value: int) -> int:
-    return max(1, shares * share_value // (investors + 1))  # SensibleBot._fair
+    return max(1, prices.proceeds(shares, share_value) // (investors + 1))  # SensibleBot._fair
 
 
 def full_orders(share_value: int, premove: bool) -> Orders:

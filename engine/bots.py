@@ -12,6 +12,7 @@ import random
 from collections import Counter
 from typing import Any, Protocol
 
+from imtheboss.engine import prices
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter
 from imtheboss.engine.lineup import sources
 from imtheboss.engine.state import GameState
@@ -26,7 +27,7 @@ class Bot(Protocol):
 
 
 def _proceeds(state: GameState) -> int:
-    return state.board.spaces[state.deal.space].shares * state.share_value
+    return prices.proceeds(state.board.spaces[state.deal.space].shares, state.share_value)
 
 
 def _fill(cmd: dict[str, Any], state: GameState, seat: int, rng: random.Random, price: int) -> dict:
@@ -204,8 +205,7 @@ class SensibleBot:
                     return c
             for c in by_do.get("accept", []):
                 letter = c.get("letter")
-                amount = next(iter(c["price"].values()))
-                amount = amount if "cash" in c["price"] else amount * s.share_value
+                amount = prices.price_worth(c["price"], s.share_value)
                 if letter and letter not in covered and amount <= fair * 2:
                     return c
             for c in by_do.get("reject", []):
@@ -223,8 +223,7 @@ class SensibleBot:
             return None
         # a provider
         for c in by_do.get("accept", []):
-            amount = next(iter(c["price"].values()))
-            amount = amount if "cash" in c["price"] else amount * s.share_value
+            amount = prices.price_worth(c["price"], s.share_value)
             if amount >= fair * 0.7:
                 return c
         for c in by_do.get("offer", []):

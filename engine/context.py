@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from imtheboss.engine import quiet
+from imtheboss.engine import prices, quiet
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import (
     CARD_NAMES,
@@ -193,11 +193,11 @@ def card_play_phase(ctx: Ctx, rule: str) -> None:
 
 
 def price_value(s: GameState, price: tuple[str, int]) -> int:
-    return price[1] if price[0] == "cash" else price[1] * s.share_value
+    return prices.price_value(*price, s.share_value)
 
 
 def deal_proceeds(s: GameState) -> int:
-    return s.board.spaces[s.deal.space].shares * s.share_value
+    return prices.proceeds(s.board.spaces[s.deal.space].shares, s.share_value)
 
 
 def check_window(ctx: Ctx, window: Window | None, rule: str, none_code: str) -> Window:

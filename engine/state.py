@@ -33,8 +33,9 @@ from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, NamedTuple
 
+from imtheboss.engine import prices
 from imtheboss.engine.board import Board, stored_board
-from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
 from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED, Orders, stored_orders
@@ -202,7 +203,7 @@ class GameState:
     @property
     def share_value(self) -> int:
         """The value of one share (M): the top deal tile's (R1.2); 0 when none is left."""
-        return TILE_VALUES[self.tiles[0]] if self.tiles else 0
+        return prices.share_value(self.tiles)
 
     def seat_investors(self, seat: int) -> list[str]:
         return sorted(letter for letter, s in self.investors.items() if s == seat)

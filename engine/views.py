@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from imtheboss.engine import prices
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
 from imtheboss.engine.events import Event
@@ -28,7 +29,7 @@ def _price_json(price: tuple[str, int]) -> dict[str, int]:
 
 
 def _price_value(state: GameState, price: tuple[str, int]) -> int:
-    return price[1] if price[0] == "cash" else price[1] * state.share_value
+    return prices.price_value(*price, state.share_value)
 
 
 def _target_text(state: GameState, target: str | None) -> str | None:
@@ -137,7 +138,7 @@ def _deal_view(state: GameState) -> dict[str, Any] | None:
     if deal is None:
         return None
     space = state.board.spaces[deal.space]
-    proceeds = space.shares * state.share_value
+    proceeds = prices.proceeds(space.shares, state.share_value)
     agreements = [_terms_view(state, t) for t in deal.agreements.values()]
     out: dict[str, Any] = {
         "space": deal.space,
@@ -485,7 +486,7 @@ def _answers(s: GameState, t: Terms, other: int) -> list[dict[str, Any]]:
     deal = s.deal
     out = [_reject(t, other)]
     committed = sum(_price_value(s, a.price) for a in deal.agreements.values())
-    proceeds = s.board.spaces[deal.space].shares * s.share_value
+    proceeds = prices.proceeds(s.board.spaces[deal.space].shares, s.share_value)
     if committed + _price_value(s, t.price) <= proceeds:
         out.insert(
             0, {"do": "accept", "with": other, "letter": t.letter, "price": _price_json(t.price)}

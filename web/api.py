@@ -198,7 +198,7 @@ def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
     "language", "timezone"}], "options", "board", "creator_email", "creator_timezone",
     "orders"}`` (``creator_email`` required; ``language``: the player's invitation and mail,
-    ``en``, ``zh_Hans`` or ``zh_Hant``, else the address's default; each ``timezone`` optional,
+    a code of ``engine.languages``, else the address's default; each ``timezone`` optional,
     an IANA name: the seat's zone unless the address chose one, ``creator_timezone`` the
     organiser's mail's; ``orders``: every seat's first standing orders, ``"recommended"`` (the
     default) or ``"none"``, A10; the

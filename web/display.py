@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from babel.dates import format_datetime, format_timedelta, get_timezone_location
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
+from imtheboss.engine import prices
 from markupsafe import Markup, escape
 
 # -- time ------------------------------------------------------------------------------------
@@ -182,7 +183,7 @@ def price_text(price: dict[str, int] | None, share_value: int | None = None) -> 
         return _("%(num)d M", num=amount)
     text = ngettext("%(num)d share", "%(num)d shares", amount)
     if share_value:
-        text += " " + _("(%(value)d M)", value=amount * share_value)
+        text += " " + _("(%(value)d M)", value=prices.price_value(kind, amount, share_value))
     return text
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
+from imtheboss.engine import languages
 from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
 from imtheboss.web.display import valid_timezone
 from wtforms import (
@@ -64,12 +65,9 @@ class MultiCheckboxField(SelectMultipleField):
     option_widget = CheckboxInput()
 
 
-LANGUAGE_CODES = ("en", "zh_Hans", "zh_Hant")
-LANGUAGE_CHOICES = [
-    SelectChoice("", _l("As my browser asks")),
-    SelectChoice("en", "English"),
-    SelectChoice("zh_Hans", "简体中文"),
-    SelectChoice("zh_Hant", "繁體中文"),
+LANGUAGE_CODES = languages.CODES
+LANGUAGE_CHOICES = [SelectChoice("", _l("As my browser asks"))] + [
+    SelectChoice(row.code, row.name) for row in languages.LANGUAGES
 ]
 
 
@@ -223,7 +221,8 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             lang = entry.form.language.data or "en"
             if lang not in LANGUAGE_CODES:
-                raise ValueError(_l("each player's language is English, 简体中文 or 繁體中文"))
+                names = ", ".join(languages.names().values())
+                raise ValueError(_l("each player's language is one of %(names)s", names=names))
             rows.append((name, email, lang))
         if not 2 <= len(rows) <= MAX_PLAYERS:
             raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules)"))

@@ -23,6 +23,7 @@ from email_validator import EmailNotValidError, validate_email
 from flask import current_app, has_request_context
 from flask_babel import get_locale
 from flask_babel import gettext as _
+from imtheboss.engine import languages
 from imtheboss.engine.board import Board, BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event, take_record
@@ -234,7 +235,7 @@ def create_game(
     ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
     orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
-    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new`` or in the
+    player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
     default. ``zones`` (one IANA name or ``""`` per player): ``_organiser_zone``;
     ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400)."""
@@ -248,7 +249,12 @@ def create_game(
         len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
-            400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
+            400,
+            "bad_settings",
+            _(
+                "each player's language is one of %(names)s",
+                names=", ".join(languages.names().values()),
+            ),
         )
     _check_zones(zones, len(names), creator_zone)
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
@@ -420,7 +426,7 @@ def _locale() -> str:
 
 
 STARTING_ORDERS = ("recommended", "none")
-SEAT_LANGUAGES = frozenset({"en", "zh_Hans", "zh_Hant"})
+SEAT_LANGUAGES = frozenset(languages.CODES)
 SERVER_PROXY_HOURS = 48  # A11: the away proxy of games made on the pages and the API
 
 

@@ -356,7 +356,7 @@ def _cards(value: Any) -> str:
 
 @contextmanager
 def speaking(lang: str) -> Iterator[None]:
-    """Render in ``lang`` (``en``, ``zh_Hans``, ``zh_Hant``) inside the block: the app's own
+    """Render in ``lang`` (a code of ``engine.languages``) inside the block: the app's own
     context when there is one (mail), else a bare app with the catalogs (the command line)."""
     if has_app_context():
         with force_locale(lang):

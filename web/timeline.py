@@ -13,7 +13,7 @@ from typing import Any
 from flask import g
 from flask_babel import get_locale, lazy_gettext
 from flask_babel import gettext as _
-from imtheboss.engine.cards import TILE_VALUES
+from imtheboss.engine import prices
 from imtheboss.engine.events import Event
 from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
 from imtheboss.web import story  # story and this module use each other's names at call time
@@ -238,7 +238,7 @@ class Negotiation:
         if self.end is not None and self.end.type == "deal_closed":
             return int(self.end.data["proceeds"])
         index = self.deals_closed_before
-        return shares * TILE_VALUES[tiles[index]] if index < len(tiles) else 0
+        return prices.proceeds(shares, prices.share_value(tiles[index:]))
 
 
 def is_tail(event: Event) -> bool:

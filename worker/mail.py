@@ -21,6 +21,8 @@ import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
+
+from imtheboss.engine import languages
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
@@ -41,7 +43,7 @@ from imtheboss.worker.smtp import MailFailure
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 
 
 def mail_address(address: str) -> Address:
@@ -173,11 +175,13 @@ def _message(subject: str, to: str) -> EmailMessage:
 
 
 def sender() -> Address:
-    """``MAIL_FROM`` with its display name in the current language when the catalogs have it
-    (the default name ``I'm the Boss!`` -> ``我是大老板！``), else as configured. Raises
+    """``MAIL_FROM`` with the default name ``I'm the Boss!`` as the current language's brand
+    (``imtheboss.engine.languages``: ``我是大老板！``), any other name as configured. Raises
     ``IndexError`` when ``MAIL_FROM`` holds no address."""
     configured = HEADER_POLICY.header_factory("From", current_app.config["MAIL_FROM"]).addresses[0]
-    name = _(configured.display_name) if configured.display_name else ""
+    name = configured.display_name
+    if name == languages.language(languages.DEFAULT).brand:
+        name = languages.language(g.get("locale")).brand
     return Address(display_name=name, addr_spec=configured.addr_spec)
 
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from imtheboss.engine import languages
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
@@ -27,7 +28,7 @@ from imtheboss.web.settings import Settings
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
-LANGUAGES = ("en", "zh_Hans", "zh_Hant")
+LANGUAGES = languages.CODES
 PLAYERS = [
     ("Amy", "amy@example.org"),
     ("Bill", "bill@example.org"),
