@@ -21,7 +21,6 @@ import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
-
 from imtheboss.engine import languages
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
