@@ -1,7 +1,8 @@
 """The rules page, ``GET /rules``: the rules contract (``docs/rules.md``) as players read it, in
-the page's language (one source per language: ``docs/rules.md``, ``docs/rules.zh_Hans.md``,
-``docs/rules.zh_Hant.md``; English where a translation is missing), each rule reachable by its
-id as an anchor (``/rules#R5.1``), so a card in the hand, a mail or a refusal can point at the
+the page's language (one source per language: ``docs/rules.md`` in English,
+``docs/rules.<code>.md`` for another language of ``imtheboss.engine.languages``; English where
+a translation is missing), each rule reachable by its id as an anchor (``/rules#R5.1``), so a
+card in the hand, a mail or a refusal can point at the
 rule it means (``CARD_RULES``, ``rule_url``). Rendered once per language and process with
 markdown-it-py (CommonMark and tables); the sources are the project's own, so their HTML is
 trusted, and links to the developers' other documents are shown as plain text."""
@@ -21,7 +22,7 @@ from markupsafe import Markup
 bp = Blueprint("rules", __name__)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"  # as TEMPLATES: the repository or wheel
-SOURCES = {"en": "rules.md", "zh_Hans": "rules.zh_Hans.md", "zh_Hant": "rules.zh_Hant.md"}
+DEFAULT_SOURCE = "rules.md"  # the rules in English; another language's: ``rules.<code>.md``
 
 # the rule that says what each kind of influence card does, and a line for its help box
 CARD_RULES = {
@@ -79,8 +80,8 @@ def card_help(card: str) -> str:
 def rules_html(lang: str) -> Markup:
     """The rules in ``lang`` (English when that language has no source) as HTML: every rule an
     anchor of its id, every heading an anchor of its words (``#the-board``)."""
-    name = SOURCES.get(lang, SOURCES["en"])
-    source = DOCS / name if (DOCS / name).is_file() else DOCS / SOURCES["en"]
+    translated = DOCS / f"rules.{lang}.md"
+    source = translated if translated.is_file() else DOCS / DEFAULT_SOURCE
     html = MarkdownIt("commonmark").enable("table").render(source.read_text(encoding="utf-8"))
     html = _RULE_ITEM.sub(r'<li id="\2">\1<strong>\2</strong>', html)
     html = _HEADING.sub(_heading, html)
