@@ -27,7 +27,7 @@ def test_game_started_names_the_side_pool_it_dealt():
 
 
 def test_a_travel_card_on_a_family_card_names_its_letter_not_its_id():
-    """R5.2: the seat whose offered family card W is targeted reads "family:W", not "family:<id>"."""
+    """R5.2: the seat whose offered family card W is targeted reads "family:W", not its id."""
     g = Game({**BASE, "hands": {"Dan": ["family:W"], "Bob": ["travel:W"]}}, board=SMALL_BOARD)
     g.do("Ann", "open_deal")
     g.do("Dan", "offer", card="family:W", price={"cash": 1})
