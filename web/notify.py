@@ -2,9 +2,10 @@
 the events. Rows carry only what their seat may see (A8).
 
 Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
-``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched like news
+``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched
 (``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
-gives one mail listing them, not one mail each; the inbox still shows every one); news:
+gives one mail listing them, not one mail each, seconds after the burst, never held behind news;
+the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
 ``game_over``, ``played_for`` (the server acted for the seat: a window ran out, A5, A6, A11)
 and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are written by the
