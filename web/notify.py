@@ -118,11 +118,14 @@ def remind_time(opened: datetime, due: datetime) -> datetime:
     return opened + (due - opened) * REMIND_AT
 
 
-def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
-    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
-    urgent, written by the worker at 80% of the window."""
+def reminder(
+    game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int, asked: str = ""
+) -> dict:
+    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``,
+    aware UTC; ``asked``: what the window asks, ``awaiting``'s ``for``, which the mail names
+    with what happens on silence): urgent, written by the worker at 80% of the window."""
     text = "Reminder: your answer is due soon"
-    body = {"window": window, "until": until.isoformat()}
+    body = {"window": window, "until": until.isoformat(), **({"for": asked} if asked else {})}
     return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
 
 

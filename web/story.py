@@ -174,6 +174,29 @@ KIND_TEXTS = {
         " you pass."
     ),
     "reminder": lazy_gettext("Reminder: your answer is due soon"),
+    "reminder_place_marker": lazy_gettext(
+        "Reminder: place the marker to start the game by %(time)s. If you do not, the server"
+        " places it for you."
+    ),
+    "reminder_turn": lazy_gettext(
+        "Reminder: it is still your turn, until %(time)s. If you do not act, the server rolls"
+        " and draws for you."
+    ),
+    "reminder_discard": lazy_gettext(
+        "Reminder: discard down to your hand limit by %(time)s. If you do not, the server"
+        " discards your newest cards."
+    ),
+    "reminder_stop": lazy_gettext(
+        "Reminder: a card waits for your answer until %(time)s: stop it or let it happen. If you"
+        " do not answer, you let it happen."
+    ),
+    "reminder_last_call": lazy_gettext(
+        "Reminder: last call until %(time)s: pass or play a card. If you do not answer, you pass."
+    ),
+    "reminder_negotiation": lazy_gettext(
+        "Reminder: the negotiation of your deal ends %(time)s: close the deal or let it fail."
+        " If you do neither, the deal closes if it has what it needs, else it fails."
+    ),
     "marked_away": lazy_gettext(
         "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
         " you. Any move of yours brings you back."
@@ -182,6 +205,8 @@ KIND_TEXTS = {
 """The sentence of outbox rows whose kind says it all (``imtheboss.web.notify``)."""
 
 SEATS = ("player", "boss", "provider")
+ANSWER_FOR = ("place_marker", "turn", "discard", "stop", "last_call", "negotiation")
+"""What a reminder may ask (``awaiting``'s ``for``): ``KIND_TEXTS["reminder_" + for]``."""
 
 
 def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
@@ -231,6 +256,10 @@ def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = Tru
     body = row.body or {}
     kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
     kind = "stop_no_card" if kind == "stop" and not can_stop else kind
+    if kind == "reminder" and body.get("for") in ANSWER_FOR:  # what it asks, and on silence
+        return str(KIND_TEXTS["reminder_" + body["for"]]) % {
+            "time": display.page_time(body["until"], tz)
+        }
     sentence = KIND_TEXTS.get(kind)
     if sentence is None:
         return row.text
