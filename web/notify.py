@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
@@ -169,12 +170,34 @@ def seat_passed(
 ASKED_BY = {"stop": "card_pending", "last_call": "close_called"}
 
 
+def space_facts(state: GameState, seat: int, space: int) -> dict[str, Any]:
+    """What a seat needs to decide about a deal on ``space`` (R1.4, R3.3): ``needs`` (the
+    space's ``required``, ``choices`` and ``investor_only`` as in the board's JSON),
+    ``shares``, ``share_value`` (M, the top tile's, R1.2) and ``fits``: the letters ``seat``
+    could bring, by its own investor cards and the family cards in its own hand (A8: a row of
+    that seat only)."""
+    board = state.board.spaces[space].to_json()
+    letters = set(state.board.spaces[space].letters)
+    own = {x for x in state.seat_investors(seat) if x in letters}
+    family = {
+        name.split(":")[1]
+        for name in (CARD_NAMES[c] for c in state.hands[seat])
+        if name.startswith("family:") and name.split(":")[1] not in board["investor_only"]
+    }
+    return {
+        "needs": {k: board[k] for k in ("required", "choices", "investor_only")},
+        "shares": board["shares"],
+        "share_value": state.share_value,
+        "fits": sorted(own | (family & letters)),
+    }
+
+
 def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[str, Any]:
     """What a mail that asks ``seat`` for an answer also says: the card waiting for answers
     (who played which card on whose card), or who called the last call, as a message; for a
-    turn, where the marker stands."""
+    turn, where the marker stands and what a deal there needs and pays (``space_facts``)."""
     if kind == "your_turn" and state.marker is not None:
-        return {"space": state.marker}
+        return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
     return {"asked": _said(asked, seat)} if asked is not None else {}
 
@@ -286,6 +309,10 @@ def notifications_for(
                         seq,
                         at,
                         space=d["space"],
+                        facts={
+                            **space_facts(now, seat, d["space"]),
+                            "until": now.deal.window.deadline.isoformat() if now.deal else None,
+                        },
                     )
                 )
         elif t == "terms_set":
