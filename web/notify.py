@@ -19,12 +19,14 @@ someone else).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
@@ -199,7 +201,35 @@ def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[
     if kind == "your_turn" and state.marker is not None:
         return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
-    return {"asked": _said(asked, seat)} if asked is not None else {}
+    extra = {"asked": _said(asked, seat)} if asked is not None else {}
+    lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
+    return {**extra, "lapses": lapses} if lapses else extra
+
+
+def lapses_if_it_happens(state: GameState, seat: int) -> list[str]:
+    """The letters of ``seat``'s agreements that lapse if the pending card takes effect (R4.7,
+    R5.1, R5.7): found by letting every seat the stop window waits for allow it, on a copy.
+    ``[]`` when nothing of the seat's lapses (or no card waits)."""
+    if state.pending is None or state.deal is None:
+        return []
+    mine = {letter for s, letter in state.deal.agreements if s == seat and letter}
+    if not mine:
+        return []
+    trial = state.clone()
+    window = trial.pending.window
+    for _round in range(trial.n):
+        waiting = [a["seat"] for a in awaiting(trial) if a["for"] == "stop"]
+        if trial.pending is None or trial.pending.window is not window or not waiting:
+            break
+        at = window.deadline - timedelta(seconds=1)
+        try:
+            made = decide(trial, Command("allow", waiting[0], {"window": window.id}, at))
+        except RuleError:
+            return []
+        for event in made:
+            apply_in_place(trial, event)
+    kept = {letter for s, letter in trial.deal.agreements if s == seat} if trial.deal else set()
+    return sorted(mine - kept)
 
 
 def _own(event: Event, seat: int) -> bool:

@@ -305,10 +305,16 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
 def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True) -> str:
     """An outbox row (``Notification``) in the current locale: its message, else its kind's
     sentence, else (rows written before messages were stored) the text it was written with;
-    then what a deal on its space needs and pays and what the reader could bring (``facts``,
+    then what of the reader's lapses if a waiting card happens (``lapses``), what a deal on its
+    space needs and pays and what the reader could bring (``facts``,
     ``imtheboss.web.notify.space_facts``). ``can_stop``: the seat holds a stop card (else a
     card's stop window says that it can only let the card happen)."""
     text = _row_said(row, players, tz, can_stop)
+    lapses = (row.body or {}).get("lapses")
+    if lapses:  # a card's stop window: what the reader loses if the card happens
+        text += " " + _(
+            "If the card happens, your agreement for %(letters)s lapses.", letters=_letters(lapses)
+        )
     facts = (row.body or {}).get("facts")
     if not facts or "space" not in (row.body or {}):
         return text
