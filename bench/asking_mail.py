@@ -145,6 +145,36 @@ def figures(values: list[float]) -> dict[str, float | int]:
     }
 
 
+def run(args: argparse.Namespace, app, handler: Arrivals, log: Path) -> dict:
+    """Make the games, play them, wait for the asking mail; the figures."""
+    from imtheboss.web.service import create_game
+
+    with app.app_context():
+        games = [
+            create_game(
+                f"Bench {i}",
+                [(f"P{s}", f"p{s}.g{i}@bench.example.org") for s in range(3)],
+                HOURS,
+                seed=i,
+            ).game_id
+            for i in range(args.games)
+        ]
+        started = datetime.now(UTC)
+        moves = play(args, games)
+        asking, asking_left = delays(ASKING, True, args.drain)
+        news, news_left = delays(ASKING, False, 0)
+    lines = log.read_text(errors="replace").splitlines()
+    return {
+        "games": args.games,
+        "moves": moves,
+        "seconds": round((datetime.now(UTC) - started).total_seconds()),
+        "smtp_messages": handler.count,
+        "asking": {**figures(asking), "still_pending": asking_left},
+        "news": {**figures(news), "still_pending": news_left},
+        "errors": sum(1 for line in lines if "ERROR/" in line),
+    }
+
+
 def main() -> None:
     args = parse_args()
     admin = psycopg.connect(f"{args.pg}/postgres", autocommit=True)
@@ -174,7 +204,6 @@ def main() -> None:
 
     from imtheboss.web import create_app
     from imtheboss.web.models import db
-    from imtheboss.web.service import create_game
 
     app = create_app(
         {
@@ -193,35 +222,11 @@ def main() -> None:
         "mail",
     )
     try:
-        with app.app_context():
-            games = [
-                create_game(
-                    f"Bench {i}",
-                    [(f"P{s}", f"p{s}.g{i}@bench.example.org") for s in range(3)],
-                    HOURS,
-                    seed=i,
-                ).game_id
-                for i in range(args.games)
-            ]
-            started = datetime.now(UTC)
-            moves = play(args, games)
-            asking, asking_left = delays(ASKING, True, args.drain)
-            news, news_left = delays(ASKING, False, 0)
-        result = {
-            "games": args.games,
-            "moves": moves,
-            "seconds": round((datetime.now(UTC) - started).total_seconds()),
-            "smtp_messages": handler.count,
-            "asking": {**figures(asking), "still_pending": asking_left},
-            "news": {**figures(news), "still_pending": news_left},
-            "errors": sum(
-                1 for line in log.read_text(errors="replace").splitlines() if "ERROR/" in line
-            ),
-        }
+        result = run(args, app, handler, log)
         print(
-            f"{args.games} games, {moves} moves in {args.seconds:g} s; {handler.count} messages "
-            f"reached the SMTP server.\nasking mail, event to SMTP: {result['asking']}\n"
-            f"news, event to SMTP: {result['news']}\nworker log: {log}",
+            f"{args.games} games, {result['moves']} moves in {args.seconds:g} s; "
+            f"{handler.count} messages reached the SMTP server.\nasking mail, event to SMTP: "
+            f"{result['asking']}\nnews, event to SMTP: {result['news']}\nworker log: {log}",
             flush=True,
         )
         if args.json:

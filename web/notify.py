@@ -237,6 +237,32 @@ def _own(event: Event, seat: int) -> bool:
     return event.by == seat and not event.data.get("order")
 
 
+def _opened(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """The ``deal_opened`` rows of every seat but the boss: news (a burst of deals, orders at
+    work, makes one mail), each with the space's facts for its seat and the negotiation's end
+    (``space_facts``)."""
+    space = event.data["space"]
+    until = now.deal.window.deadline.isoformat() if now.deal else None
+    return [
+        _row(
+            game_id,
+            seat,
+            "deal_opened",
+            str(seq),
+            _said(event, seat),
+            False,
+            seq,
+            at,
+            space=space,
+            facts={**space_facts(now, seat, space), "until": until},
+        )
+        for seat in range(now.n)
+        if seat != event.data["boss"]
+    ]
+
+
 def _served(
     game_id: str,
     event: Event,
@@ -325,26 +351,7 @@ def notifications_for(
         d = event.data
         t = event.type
         if t == "deal_opened":
-            for seat in range(now.n):
-                if seat == d["boss"]:
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        "deal_opened",
-                        str(seq),
-                        _said(event, seat),
-                        False,  # news: a burst of deals (orders at work) makes one mail
-                        seq,
-                        at,
-                        space=d["space"],
-                        facts={
-                            **space_facts(now, seat, d["space"]),
-                            "until": now.deal.window.deadline.isoformat() if now.deal else None,
-                        },
-                    )
-                )
+            rows += _opened(game_id, event, now, seq, at)
         elif t == "terms_set":
             boss = now.deal.boss if now.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
