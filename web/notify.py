@@ -1,6 +1,10 @@
 """The outbox: which seat hears about what written in the same transaction as
 the events. Rows carry only what their seat may see (A8).
 
+A turn's row, a deal opened's and new terms' carry what deciding needs: the space, what a deal
+there needs and pays, the letters the reader could bring and the negotiation's end
+(``space_facts``); a card's stop window, the reader's agreements that lapse if it happens.
+
 Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
 ``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched
 (``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
@@ -237,14 +241,24 @@ def _own(event: Event, seat: int) -> bool:
     return event.by == seat and not event.data.get("order")
 
 
+def _deal(now: GameState, seat: int) -> dict[str, Any]:
+    """A row's ``space`` and ``facts`` (``space_facts`` and the negotiation's end) for the
+    running deal, read by ``seat``; ``{}`` when none runs."""
+    if now.deal is None:
+        return {}
+    facts = space_facts(now, seat, now.deal.space)
+    return {
+        "space": now.deal.space,
+        "facts": {**facts, "until": now.deal.window.deadline.isoformat()},
+    }
+
+
 def _opened(
     game_id: str, event: Event, now: GameState, seq: int, at: datetime
 ) -> list[dict[str, Any]]:
     """The ``deal_opened`` rows of every seat but the boss: news (a burst of deals, orders at
     work, makes one mail), each with the space's facts for its seat and the negotiation's end
     (``space_facts``)."""
-    space = event.data["space"]
-    until = now.deal.window.deadline.isoformat() if now.deal else None
     return [
         _row(
             game_id,
@@ -255,8 +269,7 @@ def _opened(
             False,
             seq,
             at,
-            space=space,
-            facts={**space_facts(now, seat, space), "until": until},
+            **_deal(now, seat),
         )
         for seat in range(now.n)
         if seat != event.data["boss"]
@@ -357,7 +370,9 @@ def notifications_for(
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
                 text = _said(event, to)
-                rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
+                rows.append(
+                    _row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))
+                )
         elif t == "agreement_made":
             boss = now.deal.boss if now.deal else None
             for seat in sorted({d["provider"], boss} - {None}):

@@ -302,23 +302,26 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
     return str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
 
 
-def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True) -> str:
+def row_text(
+    row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True, facts: bool = True
+) -> str:
     """An outbox row (``Notification``) in the current locale: its message, else its kind's
     sentence, else (rows written before messages were stored) the text it was written with;
     then what of the reader's lapses if a waiting card happens (``lapses``), what a deal on its
     space needs and pays and what the reader could bring (``facts``,
-    ``imtheboss.web.notify.space_facts``). ``can_stop``: the seat holds a stop card (else a
-    card's stop window says that it can only let the card happen)."""
+    ``imtheboss.web.notify.space_facts``; ``facts=False``: not, a later row of the same mail
+    says them). ``can_stop``: the seat holds a stop card (else a card's stop window says that
+    it can only let the card happen)."""
     text = _row_said(row, players, tz, can_stop)
     lapses = (row.body or {}).get("lapses")
     if lapses:  # a card's stop window: what the reader loses if the card happens
         text += " " + _(
             "If the card happens, your agreement for %(letters)s lapses.", letters=_letters(lapses)
         )
-    facts = (row.body or {}).get("facts")
-    if not facts or "space" not in (row.body or {}):
+    said = (row.body or {}).get("facts")
+    if not facts or not said or "space" not in (row.body or {}):
         return text
-    return text + " " + facts_text(row.body["space"], facts, tz)
+    return text + " " + facts_text(row.body["space"], said, tz)
 
 
 def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:

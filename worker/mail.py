@@ -15,7 +15,6 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from functools import partial
 
 import idna
 from flask import current_app, g, render_template
@@ -103,7 +102,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
-        "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
+        "row_text": _row_text(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
@@ -119,6 +118,18 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+def _row_text(rows: list[Notification], can_stop: bool):
+    """``story.row_text`` for the rows of one mail: a space's facts only once, with the last
+    row about that space (a burst of new terms lists them once, after the terms)."""
+    last = {(row.body or {}).get("space"): row.id for row in rows if (row.body or {}).get("facts")}
+    keep = set(last.values())
+
+    def text(row: Notification, players: list[str], tz: str = "UTC") -> str:
+        return story.row_text(row, players, tz, can_stop, facts=row.id in keep)
+
+    return text
 
 
 CHAT_LINES = 10  # the newest chat lines a mail carries

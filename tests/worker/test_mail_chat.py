@@ -57,3 +57,25 @@ def test_a_mail_carries_the_table_talk_since_its_readers_last_mail(app):
         newer = [r for r in rows_of(gid, boss) if r.kind == "offer" and r.id != row.id]
         plain, _html = _mail_of(gid, boss, newer[-1])
         assert "last word" in plain and "2 M, the deal is only 8 M" not in plain
+
+
+def test_new_terms_carry_the_deals_facts_once_per_mail(app):
+    """New terms to the boss say what the deal needs and pays and until when it runs; a mail
+    listing two rows of terms says it once."""
+    seed, space = find_opening(3, _offers)
+    with app.app_context():
+        gid = create_game("Facts", players("facts"), SLOW, seed=seed).game_id
+        boss = open_deal_on(gid, space, 3)
+        provider, offer = next(
+            (s, c) for s in range(3) if s != boss for c in legal(gid, s, "offer")
+        )
+        act(gid, provider, {**offer, "price": {"cash": 2}}, "o1")
+        act(gid, provider, {**offer, "price": {"cash": 3}}, "o2")
+        rows = [r for r in rows_of(gid, boss) if r.kind == "offer"]
+        assert len(rows) == 2 and all(r.body["facts"]["until"] for r in rows)
+        reader = db.session.execute(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == boss)
+        ).scalar_one()
+        plain = compose(get_game(gid), reader, rows).get_body(("plain",)).get_content()
+        assert plain.count("It pays") == 1 and plain.count("Its negotiation runs until") == 1
+        assert plain.index("3 M") < plain.index("It pays")  # after the last terms
