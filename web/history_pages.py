@@ -91,7 +91,7 @@ def inbox(gid: str) -> str:
     state = load_state(game)
     ctx = frame(game, seat, admin, state)
     links = _inbox_links(game, state, seat, rows)
-    text = partial(story.row_text, can_stop=has_stop_card(state, seat))
+    text = partial(story.row_text, can_stop=has_stop_card(state, seat), facts=False)
     waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
     over = [
         r.kind in ASKING and (r.body or {}).get("window") not in waiting for r in rows

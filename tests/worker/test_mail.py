@@ -44,9 +44,10 @@ LINK = re.compile(r"http://testserver/[^\s\"'<>]+")
 
 
 def said(app, row: Notification) -> str:
-    """What the row says to its seat in English (the mail renders it the same way)."""
+    """What the row says to its seat in English (the mail renders it the same way; a deal's
+    facts, which a mail says once, left out)."""
     with app.test_request_context():
-        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)])
+        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)], facts=False)
 
 
 def well_formed(msg: EmailMessage) -> None:
