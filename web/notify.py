@@ -1,10 +1,15 @@
 """The outbox: which seat hears about what written in the same transaction as
 the events. Rows carry only what their seat may see (A8).
 
+A turn's row, a deal opened's and new terms' carry what deciding needs: the space, what a deal
+there needs and pays, the letters the reader could bring and the negotiation's end
+(``space_facts``); a card's stop window, the reader's agreements that lapse if it happens.
+
 Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
-``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched like news
+``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched
 (``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
-gives one mail listing them, not one mail each; the inbox still shows every one); news:
+gives one mail listing them, not one mail each, seconds after the burst, never held behind news;
+the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
 ``game_over``, ``played_for`` (the server acted for the seat: a window ran out, A5, A6, A11)
 and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are written by the
@@ -18,11 +23,14 @@ someone else).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
@@ -117,11 +125,14 @@ def remind_time(opened: datetime, due: datetime) -> datetime:
     return opened + (due - opened) * REMIND_AT
 
 
-def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
-    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
-    urgent, written by the worker at 80% of the window."""
+def reminder(
+    game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int, asked: str = ""
+) -> dict:
+    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``,
+    aware UTC; ``asked``: what the window asks, ``awaiting``'s ``for``, which the mail names
+    with what happens on silence): urgent, written by the worker at 80% of the window."""
     text = "Reminder: your answer is due soon"
-    body = {"window": window, "until": until.isoformat()}
+    body = {"window": window, "until": until.isoformat(), **({"for": asked} if asked else {})}
     return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
 
 
@@ -179,19 +190,104 @@ def seat_passed(
 ASKED_BY = {"stop": "card_pending", "last_call": "close_called"}
 
 
+def space_facts(state: GameState, seat: int, space: int) -> dict[str, Any]:
+    """What a seat needs to decide about a deal on ``space`` (R1.4, R3.3): ``needs`` (the
+    space's ``required``, ``choices`` and ``investor_only`` as in the board's JSON),
+    ``shares``, ``share_value`` (M, the top tile's, R1.2) and ``fits``: the letters ``seat``
+    could bring, by its own investor cards and the family cards in its own hand (A8: a row of
+    that seat only)."""
+    board = state.board.spaces[space].to_json()
+    letters = set(state.board.spaces[space].letters)
+    own = {x for x in state.seat_investors(seat) if x in letters}
+    family = {
+        name.split(":")[1]
+        for name in (CARD_NAMES[c] for c in state.hands[seat])
+        if name.startswith("family:") and name.split(":")[1] not in board["investor_only"]
+    }
+    return {
+        "needs": {k: board[k] for k in ("required", "choices", "investor_only")},
+        "shares": board["shares"],
+        "share_value": state.share_value,
+        "fits": sorted(own | (family & letters)),
+    }
+
+
 def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[str, Any]:
     """What a mail that asks ``seat`` for an answer also says: the card waiting for answers
     (who played which card on whose card), or who called the last call, as a message; for a
-    turn, where the marker stands."""
+    turn, where the marker stands and what a deal there needs and pays (``space_facts``)."""
     if kind == "your_turn" and state.marker is not None:
-        return {"space": state.marker}
+        return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
-    return {"asked": _said(asked, seat)} if asked is not None else {}
+    extra = {"asked": _said(asked, seat)} if asked is not None else {}
+    lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
+    return {**extra, "lapses": lapses} if lapses else extra
+
+
+def lapses_if_it_happens(state: GameState, seat: int) -> list[str]:
+    """The letters of ``seat``'s agreements that lapse if the pending card takes effect (R4.7,
+    R5.1, R5.7): found by letting every seat the stop window waits for allow it, on a copy.
+    ``[]`` when nothing of the seat's lapses (or no card waits)."""
+    if state.pending is None or state.deal is None:
+        return []
+    mine = {letter for s, letter in state.deal.agreements if s == seat and letter}
+    if not mine:
+        return []
+    trial = state.clone()
+    window = trial.pending.window
+    for _round in range(trial.n):
+        waiting = [a["seat"] for a in awaiting(trial) if a["for"] == "stop"]
+        if trial.pending is None or trial.pending.window is not window or not waiting:
+            break
+        at = window.deadline - timedelta(seconds=1)
+        try:
+            made = decide(trial, Command("allow", waiting[0], {"window": window.id}, at))
+        except RuleError:
+            return []
+        for event in made:
+            apply_in_place(trial, event)
+    kept = {letter for s, letter in trial.deal.agreements if s == seat} if trial.deal else set()
+    return sorted(mine - kept)
 
 
 def _own(event: Event, seat: int) -> bool:
     """``event`` is ``seat``'s own act (not one its standing orders made): no mail about it."""
     return event.by == seat and not event.data.get("order")
+
+
+def _deal(now: GameState, seat: int) -> dict[str, Any]:
+    """A row's ``space`` and ``facts`` (``space_facts`` and the negotiation's end) for the
+    running deal, read by ``seat``; ``{}`` when none runs."""
+    if now.deal is None:
+        return {}
+    facts = space_facts(now, seat, now.deal.space)
+    return {
+        "space": now.deal.space,
+        "facts": {**facts, "until": now.deal.window.deadline.isoformat()},
+    }
+
+
+def _opened(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """The ``deal_opened`` rows of every seat but the boss: news (a burst of deals, orders at
+    work, makes one mail), each with the space's facts for its seat and the negotiation's end
+    (``space_facts``)."""
+    return [
+        _row(
+            game_id,
+            seat,
+            "deal_opened",
+            str(seq),
+            _said(event, seat),
+            False,
+            seq,
+            at,
+            **_deal(now, seat),
+        )
+        for seat in range(now.n)
+        if seat != event.data["boss"]
+    ]
 
 
 def _served(
@@ -282,28 +378,15 @@ def notifications_for(
         d = event.data
         t = event.type
         if t == "deal_opened":
-            for seat in range(now.n):
-                if seat == d["boss"]:
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        "deal_opened",
-                        str(seq),
-                        _said(event, seat),
-                        False,  # news: a burst of deals (orders at work) makes one mail
-                        seq,
-                        at,
-                        space=d["space"],
-                    )
-                )
+            rows += _opened(game_id, event, now, seq, at)
         elif t == "terms_set":
             boss = now.deal.boss if now.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
                 text = _said(event, to)
-                rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
+                rows.append(
+                    _row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))
+                )
         elif t == "agreement_made":
             boss = now.deal.boss if now.deal else None
             for seat in sorted({d["provider"], boss} - {None}):

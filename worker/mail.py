@@ -2,7 +2,8 @@
 subject) that says what is needed and by when (in the player's time zone), the link to the
 exact decision, ``Date``, ``Message-ID``, ``Auto-Submitted``; to a seat also ``Reply-To``,
 ``List-Id``, its thread (``imtheboss.worker.mail_thread``), ``List-Unsubscribe`` and one-click
-``List-Unsubscribe-Post``. The recipient's domain is
+``List-Unsubscribe-Post``; the other seats' chat lines since the reader's last mail
+(``table_talk``). The recipient's domain is
 written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
 see ``imtheboss.worker.smtp``, which sends the message).
 """
@@ -14,7 +15,6 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from functools import partial
 from typing import Any
 
 import idna
@@ -24,7 +24,8 @@ from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
-from imtheboss.web.models import Game, Notification, Seat
+from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
@@ -38,6 +39,7 @@ from imtheboss.worker.mail_thread import (
 )
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
+from sqlalchemy import func, select
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
@@ -102,7 +104,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
-        "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
+        "row_text": _row_text(rows, _can_stop(game, seat, rows)),
+        "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
     }
@@ -148,6 +151,44 @@ def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:
             if kind in windows
         ],
     }
+
+
+def _row_text(rows: list[Notification], can_stop: bool):
+    """``story.row_text`` for the rows of one mail: a space's facts only once, with the last
+    row about that space (a burst of new terms lists them once, after the terms)."""
+    last = {(row.body or {}).get("space"): row.id for row in rows if (row.body or {}).get("facts")}
+    keep = set(last.values())
+
+    def text(row: Notification, players: list[str], tz: str = "UTC") -> str:
+        return story.row_text(row, players, tz, can_stop, facts=row.id in keep)
+
+    return text
+
+
+CHAT_LINES = 10  # the newest chat lines a mail carries
+
+
+def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
+    """The chat lines (R4.8: public table talk) of the other seats since the last mail sent to
+    ``seat`` and up to the newest of ``rows``, the newest ``CHAT_LINES``, rendered in the
+    current locale: a mail about the negotiation carries what was said at the table."""
+    upto = max(row.seq for row in rows)
+    since = db.session.execute(
+        select(func.max(Notification.seq)).where(
+            Notification.game_id == game.id,
+            Notification.seat_index == seat.seat_index,
+            Notification.email_state == "sent",
+            Notification.id.not_in([row.id for row in rows if row.id is not None]),
+        )
+    ).scalar()
+    found = records(game.id, after=since or 0, upto=upto, newest=CHAT_LINES, types=("chat",))
+    names = [s.name for s in seats_of(game.id)]
+    zone = seat.timezone or "UTC"
+    return [
+        story.line(event, names, seat.seat_index, zone)
+        for _seq, _at, event in found
+        if event.by != seat.seat_index
+    ]
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
