@@ -4,38 +4,21 @@ the language asked; the engine imports nothing of the web or the worker to offer
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from email import policy
 from email.parser import BytesParser
-from pathlib import Path
 
 import pytest
+from helpers_preview import NOT_IN_THE_SAMPLE, run_preview
 from imtheboss.web.notify import ABOUT
 from imtheboss.worker.mail_preview import KINDS, LANGUAGES
-
-SCRIPT = Path(sys.executable).with_name("imtheboss")
-
-
-def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS"))}
-    env.update(
-        IMTHEBOSS_INSTANCE=str(tmp_path / "instance"),
-        SECRET_KEY="preview-test-key",
-        BASE_URL="https://boss.example.org",
-        MAIL_DOMAIN="boss.example.org",
-        MAIL_FROM="boss@boss.example.org",
-    )
-    return subprocess.run(
-        [str(SCRIPT), "mail", "preview", *args], env=env, capture_output=True, timeout=300
-    )
 
 
 def test_one_eml_per_kind_as_the_worker_composes_it(tmp_path) -> None:
     out = tmp_path / "mail"
-    done = _run(tmp_path, "--lang", "zh_Hans", "--out", str(out))
+    done = run_preview(tmp_path, "--lang", "zh_Hans", "--out", str(out))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     files = sorted(out.glob("*.eml"))
     assert [str(f) for f in files] == done.stdout.decode().split()
@@ -55,7 +38,7 @@ def test_one_eml_per_kind_as_the_worker_composes_it(tmp_path) -> None:
 
 
 def test_an_unknown_language_is_refused(tmp_path) -> None:
-    done = _run(tmp_path, "--lang", "fr", "--out", str(tmp_path / "mail"))
+    done = run_preview(tmp_path, "--lang", "fr", "--out", str(tmp_path / "mail"))
     assert done.returncode == 2 and b"invalid choice" in done.stderr
     assert not (tmp_path / "mail").exists()
 
@@ -69,8 +52,6 @@ def test_the_engine_imports_nothing_of_the_web_or_the_worker() -> None:
     assert done.stdout.decode().strip() == "[]"
 
 
-# Kinds the sample game's bots never bring about (no boss card played, no hand over its limit).
-NOT_IN_THE_SAMPLE = {"boss_changed", "discard"}
 TO_AN_ADDRESS = {"organiser", "email_changed", "seat_passed", "sign_in"}
 # A card as the engine names it (``investor:G``, ``family:W@1``) or by its number: never in mail.
 RAW_CARD = re.compile(r"\b(investor|family|travel|recruit|boss|stop):[A-Z*]|\bcard \d+", re.I)
@@ -79,7 +60,7 @@ HTML_LANG = {"en": 'lang="en"', "zh_Hans": 'lang="zh-Hans"', "zh_Hant": 'lang="z
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_kind_in_every_language_with_its_headers(tmp_path, lang: str) -> None:
-    done = _run(tmp_path, "--lang", lang, "--out", str(tmp_path / "mail"))
+    done = run_preview(tmp_path, "--lang", lang, "--out", str(tmp_path / "mail"))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     mails = {
         path.stem: BytesParser(policy=policy.default).parsebytes(path.read_bytes())
