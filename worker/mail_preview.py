@@ -6,12 +6,14 @@ language's mail, operators checking their mail settings (``MAIL_FROM``, ``MAIL_D
 (``docs/deliverability.md``).
 
 Every kind the server mails is written (``KINDS``): the sample game is made through the pages'
-path (``organiser``: it waits for its organiser's confirmation), bots play it, the server's
-reminders run on its deadlines (``reminder``), a seat stays silent until the server plays for it
-(``played_for``, ``marked_away``), its organiser changes an address (``email_changed``) and
-passes a seat to another player (``seat_passed``), a player replies to a mail with words the
-server cannot read (``reply_answer``) and asks for a sign-in link (``sign_in``); ``news`` is a
-batch of news rows in one mail, as a seat that reads a digest gets it.
+path (``organiser``: it waits for its organiser's confirmation), bots play it (a boss card
+whenever one may be played: ``boss_changed``; one seat rolls and draws until it holds more than
+the limit: ``discard``), the server's reminders run on its deadlines (``reminder``), a seat
+stays silent until the server plays for it (``played_for``, ``marked_away``), its organiser
+changes an address (``email_changed``) and passes a seat to another player (``seat_passed``),
+a player replies to a mail with words the server cannot read (``reply_answer``) and asks for a
+sign-in link (``sign_in``); ``news`` is a batch of news rows in one mail, as a seat that
+reads a digest gets it.
 
 No server is needed: the game lives in a SQLite file in a temporary folder, its broker too
 (nothing is sent, nothing reaches this server's database or queues), and is thrown away.
@@ -65,6 +67,7 @@ ORGANISER = "organiser@example.org"
 # Every kind written: the seats' kinds, the mails to an address, a batch of news.
 KINDS = frozenset(ABOUT) | {"organiser", "email_changed", "seat_passed", "sign_in", "news"}
 SILENT = 3  # the seat that never answers: the server plays for it (A6)
+HOARDER = 2  # the seat that rolls and draws whenever it may: it ends over the hand limit (R6.6)
 ORGANISER_ACTS_AT = 40  # the command after which the organiser changes an address, passes a seat
 
 
@@ -200,8 +203,9 @@ def _extras(game_id: str, lang: str, out: Path, written: dict[str, Path]) -> Non
 
 
 def _next(state: Any, bot: SensibleBot, rng: random.Random, now: datetime) -> tuple:
-    """The seat and command that come next: a deadline that passed, else a bot's choice (the
-    ``SILENT`` seat never chooses)."""
+    """The seat and command that come next: a deadline that passed, else a boss card whenever
+    one may be played, else a bot's choice (the ``SILENT`` seat never chooses, the ``HOARDER``
+    draws whenever it may)."""
     due = next_deadline(state)
     if due is not None and due <= now:
         return None, {"do": "timeout"}
@@ -209,6 +213,10 @@ def _next(state: Any, bot: SensibleBot, rng: random.Random, now: datetime) -> tu
         if seat == SILENT:
             continue
         legal = legal_commands(state, seat)
+        hoards = ("roll", "draw") if seat == HOARDER else ()
+        wanted = [c for c in legal if c["do"] == "boss" or c["do"] in hoards]
+        if wanted:  # a boss card whenever one may be played (``boss_changed``)
+            return seat, wanted[0]
         choice = bot.choose(state, seat, legal, rng) if legal else None
         if choice is not None:
             return seat, choice

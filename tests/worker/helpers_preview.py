@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(sys.executable).with_name("imtheboss")
-# Kinds the sample game's bots never bring about (no boss card played, no hand over its limit).
-NOT_IN_THE_SAMPLE = frozenset({"boss_changed", "discard"})
 
 
 def run_preview(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
