@@ -22,7 +22,7 @@ from helpers_bots import Hoarder
 from helpers_play import play_to_end
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
-from imtheboss.engine.views import legal_commands
+from imtheboss.engine.views import awaiting, legal_commands
 from imtheboss.web.decisions import CONFIRM
 from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page, expect
@@ -120,5 +120,63 @@ def test_every_question_is_on_the_phone_screen_and_focused(
         if not (m["focused"] and m["tab_to_yes"] and m["announce"]):
             wrong.append(f"{kind}: focus {m}")
     assert not wrong, "\n".join(wrong)
+    for page in pages:
+        page.context.close()
+
+
+# Where the first button of a form of each kind stands on the screen now.
+BUTTONS = """(kinds) => kinds.map((k) => {
+  const b = document.querySelector(`#live form.cmd-${k} button[type=submit]`);
+  if (!b) return null;
+  const r = b.getBoundingClientRect();
+  return {kind: k, top: r.top, bottom: r.bottom, inner: window.innerHeight};
+}).filter((x) => x)"""
+
+
+def test_a_mails_link_lands_with_the_decisions_buttons_on_the_first_screen(
+    app, clock, live_server: str, browser: Browser
+) -> None:
+    """The link of a "terms for you" mail (``#asked``) and of a stop window's mail
+    (``#window-<id>``): the buttons that answer are on the 360 x 740 screen it opens on."""
+    players = [(n, f"{n.lower()}@example.org") for n in NAMES]
+    with app.app_context():
+        created = create_game("Phone links", players, {"proxy_hours": 48}, seed=SEED)
+        state = load_state(get_game(created.game_id))
+    gid = created.game_id
+    pages: list[Page] = []
+    for token in created.seat_tokens:
+        context = browser.new_context(viewport=PHONE, locale="zh-CN")
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        page.goto(f"{live_server}/g/{gid}/s/{token}")
+        page.goto(f"{live_server}/g/{gid}?lang=zh_Hans")
+        pages.append(page)
+    seen: dict[str, list[dict[str, Any]]] = {}
+
+    def land(seat: int, anchor: str, kinds: list[str], label: str) -> None:
+        page = pages[seat]
+        page.goto(f"{live_server}/g/{gid}#{anchor}")
+        page.reload()  # a fresh load of the link, which jumps to the anchor
+        seen[label] = page.evaluate(BUTTONS, kinds)
+
+    def after(state: GameState) -> None:
+        for seat in range(state.n):
+            legal = {c["do"] for c in legal_commands(state, seat)}
+            if "accept" in legal and "terms" not in seen and state.pending is None:
+                land(seat, "asked", ["accept", "reject"], "terms")
+            for a in awaiting(state):
+                if a["seat"] == seat and a["for"] == "stop" and "stop" not in seen:
+                    land(seat, f"window-{a['window']}", ["allow", "stop"], "stop")
+        if {"terms", "stop"} <= set(seen):
+            raise AllAsked
+
+    bots = [Hoarder(), SensibleBot(), RandomBot(), SensibleBot()]
+    with pytest.raises(AllAsked):
+        play_to_end(app, clock, gid, state, bots, random.Random(SEED), after)
+    for label, buttons in seen.items():
+        print(label, buttons)
+        assert buttons, f"{label}: no answering button on the page"
+        for b in buttons:
+            assert b["top"] >= 0 and b["bottom"] <= b["inner"], f"{label}: off screen {b}"
     for page in pages:
         page.context.close()
