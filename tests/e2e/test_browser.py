@@ -80,6 +80,12 @@ class Player:
         expect(self.live).to_contain_text(shows, timeout=WAIT_MS)
         assert self.page.evaluate("window.__samePage === true"), "the page was reloaded"
         expect(self.live.locator(".error-box")).to_have_count(0)
+        # the focus goes to the question, else to the notices, which the one live region says
+        if self.live.locator("#confirm").count():
+            expect(self.live.locator("#confirm")).to_be_focused()
+        else:
+            expect(self.live.locator(".notice")).to_be_focused()
+            expect(self.page.locator("#announce")).to_contain_text(shows)
 
     def confirm(self, button: Locator, shows: str) -> None:
         """A move that asks first: its button brings the question into the live part (no page
