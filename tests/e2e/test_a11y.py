@@ -117,7 +117,7 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
     wrong: list[str] = []
     seat = boss[0]
     seat_paths = ["", "/deals", "/deals/1", "/history", "/story", "/inbox", "/settings"]
-    seat_paths.append("/orders")
+    seat_paths += ["/orders", "/replay?at=1"]
     for lang in ("en", "zh_Hans"):
         context = browser.new_context(viewport=PHONE, bypass_csp=True)
         context.set_default_timeout(15_000)
@@ -128,7 +128,7 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
         visit(page, live_server, "/nowhere", f"{lang}-404", axe_js, tmp_path, wrong)
         page.goto(f"{live_server}/g/{gid}/s/{created.seat_tokens[seat]}?lang={lang}")
         for path in seat_paths:
-            label = f"{lang}-seat{path.replace('/', '-') or '-game'}"
+            label = f"{lang}-seat{path.replace('/', '-').replace('?at=1', '') or '-game'}"
             visit(page, live_server, f"/g/{gid}{path}", label, axe_js, tmp_path, wrong)
         page.goto(f"{live_server}/g/{gid}")
         page.locator("#live form.cmd-fail button[type=submit]").click()
@@ -138,7 +138,9 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
         admin = browser.new_context(viewport=PHONE, bypass_csp=True)
         page = admin.new_page()
         page.goto(f"{live_server}/g/{gid}/admin/{created.admin_token}?lang={lang}")
-        visit(page, live_server, f"/g/{gid}/admin", f"{lang}-admin", axe_js, tmp_path, wrong)
+        for path in ("/admin", "/created", "/admin/hooks"):
+            label = f"{lang}-organiser{path.replace('/', '-')}"
+            visit(page, live_server, f"/g/{gid}{path}", label, axe_js, tmp_path, wrong)
         admin.close()
 
     checked = sorted(p.stem for p in tmp_path.glob("*.html"))
