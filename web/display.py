@@ -67,6 +67,12 @@ def when(value: datetime | str) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
+def datetime_attr(value: datetime | str) -> str:
+    """``value`` for a ``<time datetime>`` attribute: ISO 8601 in UTC to the whole second
+    (``2026-03-01T09:00:00+00:00``), since HTML's valid date strings take no microseconds."""
+    return when(value).astimezone(UTC).replace(microsecond=0).isoformat()
+
+
 def local_time(value: datetime | str | None, tz: str) -> str:
     """``value`` as the viewer reads it: weekday, date and time in their zone ``tz``."""
     if value is None:

@@ -93,6 +93,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         link = first.body["link"]
     else:
         target = f"#window-{first.body['window']}" if first.body.get("window") else ""
+        if not target and first.kind == "offer":  # terms to answer: the asked box and buttons
+            target = "#asked"
         link = seat_link(game.id, seat, target)
     unsubscribe = unsubscribe_link(game.id, seat)
     context = {
