@@ -55,7 +55,12 @@ def test_the_engine_imports_nothing_of_the_web_or_the_worker() -> None:
 TO_AN_ADDRESS = {"organiser", "email_changed", "seat_passed", "sign_in"}
 # A card as the engine names it (``investor:G``, ``family:W@1``) or by its number: never in mail.
 RAW_CARD = re.compile(r"\b(investor|family|travel|recruit|boss|stop):[A-Z*]|\bcard \d+", re.I)
-HTML_LANG = {"en": 'lang="en"', "zh_Hans": 'lang="zh-Hans"', "zh_Hant": 'lang="zh-Hant"'}
+HTML_LANG = {
+    "en": 'lang="en"',
+    "zh_Hans": 'lang="zh-Hans"',
+    "zh_Hant": 'lang="zh-Hant"',
+    "ja": 'lang="ja"',
+}
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
