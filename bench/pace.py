@@ -109,13 +109,13 @@ from typing import Any
 from imtheboss.engine.board import LETTERS, default_board
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import card_letter
-from imtheboss.engine.context import price_value
+from imtheboss.engine.context import fair_price_of, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.lineup import lineup
 from imtheboss.engine.options import DEFAULT_WINDOWS, Options
-from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.engine.orders import DEFAULT_PACE, RECOMMENDED, Orders, pace_orders
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.simulate import NAMES
 from imtheboss.engine.state import GameState, apply_in_place, replay
@@ -168,8 +168,8 @@ def after_waking_hours(at: datetime, hours: float, offset: float) -> datetime:
 # -- the orders --------------------------------------------------------------------------------
 
 
-def _fair(shares: int, investors: int, share_value: int) -> int:
-    return max(1, shares * share_value // (investors + 1))  # SensibleBot._fair
+def _fair(space: Any, share_value: int) -> int:
+    return fair_price_of(space.shares, space.investor_count, share_value)  # the engine's
 
 
 def full_orders(share_value: int, premove: bool) -> Orders:
@@ -177,9 +177,9 @@ def full_orders(share_value: int, premove: bool) -> Orders:
     spaces = default_board().spaces
     prices = {}
     for x in LETTERS:
-        fairs = [_fair(s.shares, s.investor_count, share_value) for s in spaces if x in s.letters]
+        fairs = [_fair(s, share_value) for s in spaces if x in s.letters]
         prices[x] = {"cash": int(statistics.median(fairs))}
-    board_fair = statistics.median(_fair(s.shares, s.investor_count, share_value) for s in spaces)
+    board_fair = statistics.median(_fair(s, share_value) for s in spaces)
     return Orders.from_json(
         {
             "stop": "unless_aimed",
@@ -192,8 +192,13 @@ def full_orders(share_value: int, premove: bool) -> Orders:
 
 
 def base_orders(kind: str, premove: bool) -> Orders:
-    """The orders of a seat for ``--orders none`` or ``recommended`` (``full``: ``full_orders``)."""
-    base = RECOMMENDED.to_json() if kind == "recommended" else Orders().to_json()
+    """The orders of a seat for ``--orders none``, ``recommended`` or ``default`` (``full``:
+    ``full_orders``). ``default`` is what the server gives a new seat at the default pace
+    (``orders.pace_orders(DEFAULT_PACE)``, as ``web.service.create_game`` does)."""
+    if kind == "default":
+        base = pace_orders(DEFAULT_PACE).to_json()
+    else:
+        base = RECOMMENDED.to_json() if kind == "recommended" else Orders().to_json()
     return Orders.from_json({**base, "turn": PREMOVE if premove else None})
 
 
@@ -378,6 +383,7 @@ class Person:
     role: str
     bot: HaggleBot
     premove: bool
+    changed: bool
     present_until: datetime
     look_at: datetime | None = None
 
@@ -405,6 +411,7 @@ class PaceGame:
         fast = set(seats[args.silent : args.silent + args.fast])
         talking = [s for s in range(n) if s not in silent]
         premoved = set(self.rng.sample(talking, min(len(talking), round(args.premoves * n))))
+        changed = set(self.rng.sample(talking, min(len(talking), args.changed)))
         start = START + timedelta(hours=self.rng.uniform(0, 24))
         self.start = self.now = start
         self.cap = start + timedelta(days=args.cap_days)
@@ -416,6 +423,7 @@ class PaceGame:
                 role="silent" if s in silent else "fast" if s in fast else "normal",
                 bot=HaggleBot(haggled),
                 premove=s in premoved,
+                changed=s in changed or args.orders == "full",
                 present_until=start,
             )
             for s in range(n)
@@ -450,11 +458,11 @@ class PaceGame:
     def _orders_for(self, p: Person, share_value: int) -> Orders:
         kind = self.args.orders
         if p.role == "silent":
+            if kind == "default":
+                return base_orders(kind, False)
             return RECOMMENDED if kind != "none" else Orders()
-        if kind == "full":
-            orders = full_orders(share_value, p.premove)
-        else:
-            orders = base_orders(kind, p.premove)
+        changed = p.changed
+        orders = full_orders(share_value, p.premove) if changed else base_orders(kind, p.premove)
         if self.args.last_call is None:
             return orders
         return Orders.from_json({**orders.to_json(), "last_call": self.args.last_call})
@@ -530,9 +538,9 @@ class PaceGame:
         self._refresh_orders(p)  # after a discard the seat was asked first (R6.6)
 
     def _refresh_orders(self, p: Person) -> None:
-        """``full``: the seat re-sets its prices when the share value has changed."""
+        """Full orders: the seat re-sets its prices when the share value has changed."""
         s = self.state
-        if self.args.orders != "full" or s.phase == "game_over" or p.seat in s.discard_owed:
+        if not p.changed or s.phase == "game_over" or p.seat in s.discard_owed:
             return
         wanted = self._orders_for(p, s.share_value)
         if s.orders[p.seat] != wanted:
@@ -659,7 +667,8 @@ def print_table(out: dict) -> None:
     p = out["params"]
     print(
         f"{p['games']} games, {p['seats']} seats, {p['checks_per_day']} checks a waking day, "
-        f"orders {p['orders']}, last call {p['last_call'] or 'as set'}, pre-moves "
+        f"orders {p['orders']}, changed {p['changed']}, "
+        f"last call {p['last_call'] or 'as set'}, pre-moves "
         f"{p['premoves']}, silent {p['silent']}, fast {p['fast']}, proxy {p['proxy_hours']} h, "
         f"zones {p['zones']}, seed {p['seed']}"
     )
@@ -691,8 +700,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seats", type=int, default=5, help="3 to 6")
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--checks-per-day", type=float, default=2.0, help="per waking day")
-    parser.add_argument("--orders", choices=("none", "recommended", "full"), default="none")
+    parser.add_argument(
+        "--orders", choices=("none", "recommended", "default", "full"), default="none"
+    )
+    parser.add_argument("--changed", type=int, default=0, help="seats that switch to full orders")
     parser.add_argument("--premoves", type=float, default=0.0, help="share of seats, 0-1")
+    parser.add_argument(
+        "--typical",
+        action="store_true",
+        help="the typical group: --orders default, 2 of 5 seats changed, 1 of 5 pre-moves",
+    )
     parser.add_argument(
         "--last-call",
         choices=("ask", "unless_involved", "pass"),
@@ -711,6 +728,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", default="1")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.typical:
+        args.orders, args.changed, args.premoves = "default", round(0.4 * args.seats), 0.2
     try:
         args.zones = [int(z) for z in args.zones.split(",")]
     except ValueError:
@@ -721,6 +740,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         (args.checks_per_day > 0, "--checks-per-day is more than 0"),
         (0 <= args.premoves <= 1, "--premoves is a share from 0 to 1"),
         (min(args.silent, args.fast) >= 0, "--silent and --fast are counts of seats"),
+        (0 <= args.changed <= args.seats, "--changed is a count of seats"),
         (args.silent + args.fast <= args.seats, "--silent plus --fast is at most --seats"),
         (0 <= args.proxy_hours <= 720, "--proxy-hours is 0 to 720"),
         (all(-12 <= z <= 14 for z in args.zones), "--zones are offsets from -12 to 14"),

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any, Protocol
 
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter
+from imtheboss.engine.context import fair_price
 from imtheboss.engine.lineup import sources
 from imtheboss.engine.state import GameState
 
@@ -168,8 +169,7 @@ class SensibleBot:
         return None
 
     def _fair(self, s: GameState) -> int:
-        space = s.board.spaces[s.deal.space]
-        return max(1, _proceeds(s) // (space.investor_count + 1))
+        return fair_price(s)
 
     def _hurts(self, s: GameState, seat: int) -> bool:
         p = s.pending

@@ -20,6 +20,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
+from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web import negotiations
@@ -194,7 +195,8 @@ def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
     "language"}],
     "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
-    every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10;
+    the table's pace, every seat's first standing orders, ``"brisk"`` (the default,
+    ``orders.DEFAULT_PACE``), ``"standard"`` or ``"relaxed"`` (``orders.PACES``), A10;
     ``language``: the player's invitation and mail, ``en``, ``zh_Hans`` or ``zh_Hant``, else the
     address's default; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
@@ -229,7 +231,7 @@ def create() -> ResponseReturnValue:
             board,
             creator_email=creator_email,
             confirmed=False,
-            starting_orders=body.get("orders", "recommended"),
+            starting_orders=body.get("orders", DEFAULT_PACE),
             languages=languages if any(languages) else None,
         )
     return jsonify(

@@ -103,7 +103,8 @@ class OrdersForm(FlaskForm):
         for letter in LETTERS:
             price = orders["prices"].get(letter)
             getattr(self, f"price_{letter}").data = price.get("cash") if price else None
-        self.limit.data = orders["boss"]["limits"].get("*")
+        limit = orders["boss"]["limits"].get("*")
+        self.limit.data = limit if isinstance(limit, int) else None
         self.close.data = orders["boss"]["close"]
         turn = orders["turn"]
         self.turn.data = "ask" if turn is None else "premove"
@@ -122,7 +123,7 @@ class OrdersForm(FlaskForm):
             if getattr(self, f"price_{x}").data is not None
         }
         for letter, price in before["prices"].items():
-            if "shares" in price and letter not in prices:
+            if "cash" not in price and letter not in prices:
                 prices[letter] = price
         turn = None
         if self.turn.data == "premove":
@@ -130,7 +131,9 @@ class OrdersForm(FlaskForm):
                 "in_place": _condition(self.in_place.data),
                 "after_roll": _condition(self.after_roll.data),
             }
-        limits = {x: m for x, m in before["boss"]["limits"].items() if x != "*"}
+        limits = {
+            x: m for x, m in before["boss"]["limits"].items() if x != "*" or isinstance(m, dict)
+        }
         if self.limit.data is not None:
             limits["*"] = self.limit.data
         return {
@@ -189,8 +192,15 @@ def _offers_and_turns(orders: dict[str, Any], investors: list[str]) -> list[str]
         )
         lines.append(line if letter in investors else line + " " + _("(when you control it)"))
     limit = orders["boss"]["limits"].get("*")
-    if limit is not None:
+    if isinstance(limit, int):
         lines.append(_("As boss, your orders accept offers up to %(num)d M at once.", num=limit))
+    elif limit is not None:
+        lines.append(
+            _(
+                "As boss, your orders accept offers up to %(price)s at once.",
+                price=display.price_text(limit),
+            )
+        )
     if orders["boss"]["close"]:
         lines.append(_("As boss, your orders close as soon as the requirements are met."))
     lines.append(
@@ -270,7 +280,7 @@ def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, An
         mine=state.seat_investors(seat),
         letters=[(x, investor_label(x)) for x in LETTERS],
         in_shares={
-            x: p for x, p in state.orders[seat].to_json()["prices"].items() if "shares" in p
+            x: p for x, p in state.orders[seat].to_json()["prices"].items() if "cash" not in p
         },
         notices=[],
     )
