@@ -155,7 +155,7 @@ class NewGameForm(FlaskForm):
     pace = RadioField(
         _l("Pace: the standing orders every player starts with (each player can change them)"),
         choices=[
-            (
+            SelectChoice(
                 "brisk",
                 _l(
                     "Brisk: cards not aimed at you happen, last calls pass, your investors are"
@@ -163,11 +163,11 @@ class NewGameForm(FlaskForm):
                     " 2 M and close when the deal is complete"
                 ),
             ),
-            (
+            SelectChoice(
                 "standard",
                 _l("Standard: cards not aimed at you happen and last calls pass"),
             ),
-            ("relaxed", _l("Relaxed: every question waits for you")),
+            SelectChoice("relaxed", _l("Relaxed: every question waits for you")),
         ],
         default=DEFAULT_PACE,
     )

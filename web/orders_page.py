@@ -18,7 +18,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.board import LETTERS
-from imtheboss.engine.orders import MAX_PRICE
+from imtheboss.engine.orders import MAX_PRICE, PACES, Orders, pace_of, pace_orders
 from imtheboss.engine.views import view
 from imtheboss.web import display
 from imtheboss.web.forms import SelectChoice, SmallIntegerField, night_checked
@@ -287,7 +287,53 @@ def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, An
     return ctx
 
 
+PACE_NAMES = {"relaxed": _l("relaxed"), "standard": _l("standard"), "brisk": _l("brisk")}
+PACE_WORDS = {
+    "relaxed": _l("every question waits for you"),
+    "standard": _l("cards not aimed at you happen and last calls pass without waiting for you"),
+    "brisk": _l(
+        "cards not aimed at you happen, last calls pass, your investors are offered at the fair"
+        " price, and as boss you accept offers up to the fair price plus 2 M and close when the"
+        " deal is complete; your turns always wait for you"
+    ),
+}
+
+
+def pace_sentence(orders: dict[str, Any]) -> str:
+    """One sentence saying which pace's standing orders the seat has (``Orders.to_json`` form;
+    its turn pre-move aside), or that it chose its own; for the invitation and the game page."""
+    pace = pace_of(Orders.from_json({**orders, "turn": None}))
+    if pace is None:
+        return _("You chose your own standing orders.")
+    return _(
+        "Your standing orders follow the %(pace)s pace: %(words)s.",
+        pace=PACE_NAMES[pace],
+        words=PACE_WORDS[pace],
+    )
+
+
+@bp.post("/g/<gid>/pace")
+def pace_tap(gid: str) -> Response:
+    """One tap: the seat's standing orders become those of the pace ``pace`` (``PACES``), its
+    turn pre-move kept (A10). A bad pace is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    pace = request.form.get("pace", "")
+    if pace not in PACES:
+        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    wanted = {**pace_orders(pace).to_json(), "turn": before["turn"]}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
 def register(app: Flask) -> None:
     """Add the orders page to ``app`` (called by ``imtheboss.web.create_app``)."""
     app.register_blueprint(bp)
     app.jinja_env.globals["orders_summary"] = orders_summary
+    app.jinja_env.globals["pace_sentence"] = pace_sentence
+    app.jinja_env.globals["pace_names"] = PACE_NAMES

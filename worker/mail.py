@@ -103,6 +103,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
+        "pace": _pace_words(game, seat) if first.kind == "invited" else None,
     }
     by = subject_time(due, seat.timezone, now_utc()) if due else None
     msg = _message(subject(game, thread, what, by), seat.email)
@@ -115,6 +116,16 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+def _pace_words(game: Game, seat: Seat) -> str:
+    """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
+    to change them in one tap."""
+    from imtheboss.engine.views import view
+    from imtheboss.web.orders_page import pace_sentence
+
+    orders = view(load_state(game), seat.seat_index)["you"]["orders"]
+    return pace_sentence(orders) + " " + _("You can change it in one tap on the game page.")
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
