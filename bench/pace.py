@@ -1,7 +1,8 @@
 """Pace benchmark: how many days a game lasts when people play it by mail, on a virtual clock.
 
     .venv/bin/python bench/pace.py --seats 5 --games 200 --checks-per-day 2 \\
-        --orders none|recommended|full --premoves 0.6 --silent 0 --seed 1 [--json]
+        --orders none|recommended|default|full [--changed K] --premoves 0.6 --silent 0 --seed 1 \\
+        [--typical] [--no-back] [--json]
 
 Nothing sleeps: the clock jumps from one happening to the next. The engine is the real one
 (``decide``), so standing orders (A10), the away proxy (A11) and quiet hours (A12) act exactly as
@@ -46,7 +47,10 @@ Orders (A10)
 ------------
 
 - ``none``: no orders. ``recommended``: ``orders.RECOMMENDED`` for every seat (stop windows: let
-  it happen unless aimed at me; last call: pass).
+  it happen unless aimed at me; last call: pass). ``default``: exactly what the server gives a
+  new seat at the default pace (``orders.pace_orders(DEFAULT_PACE)``, the same function the
+  pages and the API use: brisk, fair posted prices, a boss limit of the fair price plus 2 M,
+  close when met).
 - ``full``: every order at the bot's choices and prices: stop windows as recommended, the last
   call as the bot answers it (always pass), a posted price for every
   letter (it applies to the investor cards the seat controls, also those it gains later) at the
@@ -55,6 +59,10 @@ Orders (A10)
   at the current share value; boss limits for any letter (``*``) at the bot's limit, twice the
   median fair price of the board; close when the requirements are met. The prices are cash
   amounts: a seat re-sets them at its first visit after the share value changes.
+- ``--changed K``: K of the seats that act (drawn per game) switch to ``full`` orders (below,
+  with their pre-move if they have one); the others keep the ``--orders`` set.
+- ``--typical``: the typical group: ``--orders default --changed 2 --premoves 0.2`` for 5 seats
+  (2 of 5 changed, 1 of 5 pre-moves; ``--changed`` is round(0.4 x seats)).
 - ``--premoves S``: round(S x seats) of the non-silent seats (drawn per game) also set a turn
   pre-move with the bot's "good space" idea in the available conditions: deal in place, and
   after the roll open a deal, when the seat can fill at least 2 of the space's letters itself
