@@ -33,6 +33,9 @@ The model of people
   are named to it, and, as boss, when the deal's requirements become met.
 - **Fast seats** (``--fast K``): besides their checks, while awake they look 2 to 30 minutes
   (uniform) after each mail. Other seats read mail only at their checks.
+- **Bot seats** (``--bots K``): played by ``engine.bots.SeatBot`` (the engine's best bot on the
+  seat's own view) the moment the game asks them anything, day and night, with the brisk pace's
+  orders (fair posted prices, a boss limit, close when met); they never haggle nor chat.
 - **Silent seats** (``--silent K``): never act at all. Which seats are silent, fast and pre-moved
   is drawn per game.
 - **Deadlines**: a ``timeout`` is decided exactly when the next deadline falls due (as the
@@ -115,7 +118,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from imtheboss.engine.board import LETTERS, default_board
-from imtheboss.engine.bots import SensibleBot
+from imtheboss.engine.bots import SeatBot, SensibleBot
 from imtheboss.engine.cards import card_letter
 from imtheboss.engine.context import fair_price_of, price_value
 from imtheboss.engine.errors import RuleError
@@ -389,7 +392,7 @@ class Person:
     seat: int
     offset: int
     role: str
-    bot: HaggleBot
+    bot: HaggleBot | SeatBot
     premove: bool
     changed: bool
     present_until: datetime
@@ -417,7 +420,8 @@ class PaceGame:
         self.rng.shuffle(seats)
         silent = set(seats[: args.silent])
         fast = set(seats[args.silent : args.silent + args.fast])
-        talking = [s for s in range(n) if s not in silent]
+        bots = set(seats[args.silent + args.fast : args.silent + args.fast + args.bots])
+        talking = [s for s in range(n) if s not in silent and s not in bots]
         premoved = set(self.rng.sample(talking, min(len(talking), round(args.premoves * n))))
         changed = set(self.rng.sample(talking, min(len(talking), args.changed)))
         start = START + timedelta(hours=self.rng.uniform(0, 24))
@@ -428,8 +432,14 @@ class PaceGame:
             Person(
                 seat=s,
                 offset=args.zones[s % len(args.zones)],
-                role="silent" if s in silent else "fast" if s in fast else "normal",
-                bot=HaggleBot(haggled),
+                role="silent"
+                if s in silent
+                else "fast"
+                if s in fast
+                else "bot"
+                if s in bots
+                else "normal",
+                bot=SeatBot() if s in bots else HaggleBot(haggled),
                 premove=s in premoved,
                 changed=s in changed or args.orders == "full",
                 present_until=start,
@@ -457,7 +467,10 @@ class PaceGame:
         self.seq = 0
         self.commands = self.refused = 0
         for p in self.people:
-            if p.role != "silent":
+            if p.role == "bot":
+                p.present_until = self.cap  # a bot seat is always there and acts at once
+                self._push(start, "act", p.seat)
+            elif p.role != "silent":
                 self._next_check(p)
                 if args.quiet_hours:
                     self._command(Command("night", p.seat, {"night": self._night(p)}, start))
@@ -465,6 +478,8 @@ class PaceGame:
     # -- setup helpers --
     def _orders_for(self, p: Person, share_value: int) -> Orders:
         kind = self.args.orders
+        if p.role == "bot":
+            return pace_orders("brisk")  # a bot seat's posted prices and limits
         if p.role == "silent":
             if kind == "default":
                 return base_orders(kind, False)
@@ -572,7 +587,9 @@ class PaceGame:
     def _mail(self, p: Person, actor: int | None) -> None:
         if p.role == "silent":
             return
-        if self.now < p.present_until:
+        if p.role == "bot":
+            self._push(self.now, "act", p.seat)
+        elif self.now < p.present_until:
             if p.seat != actor:
                 self._push(self.now + REACT, "act", p.seat)
         elif p.role == "fast" and is_awake(self.now, p.offset):
@@ -725,6 +742,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--silent", type=int, default=0, help="seats that never act")
     parser.add_argument("--fast", type=int, default=0, help="seats that look soon after a mail")
+    parser.add_argument(
+        "--bots", type=int, default=0, help="bot seats (engine.bots.SeatBot), acting at once"
+    )
     parser.add_argument("--proxy-hours", type=int, default=48, help="A11; 0: off")
     parser.add_argument(
         "--no-back", action="store_true", help="people never press I'm back: they only look"
@@ -749,7 +769,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         (0 <= args.premoves <= 1, "--premoves is a share from 0 to 1"),
         (min(args.silent, args.fast) >= 0, "--silent and --fast are counts of seats"),
         (0 <= args.changed <= args.seats, "--changed is a count of seats"),
-        (args.silent + args.fast <= args.seats, "--silent plus --fast is at most --seats"),
+        (args.bots >= 0, "--bots is a count of seats"),
+        (
+            args.silent + args.fast + args.bots <= args.seats,
+            "--silent plus --fast plus --bots is at most --seats",
+        ),
+        (args.bots < args.seats, "a game of bots only is refused: --bots is under --seats"),
         (0 <= args.proxy_hours <= 720, "--proxy-hours is 0 to 720"),
         (all(-12 <= z <= 14 for z in args.zones), "--zones are offsets from -12 to 14"),
         (0 < args.window_scale <= 30, "--window-scale is more than 0"),
