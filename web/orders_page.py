@@ -331,9 +331,48 @@ def pace_tap(gid: str) -> Response:
     return redirect(url_for("pages.game_page", gid=gid), 303)
 
 
+# One-tap turn pre-moves (A10's conditions in plain words); "off": my turns wait for me.
+PREMOVES: dict[str, dict[str, Any] | None] = {
+    "fill2": {"in_place": {"when": "fill", "k": 2}, "after_roll": {"when": "fill", "k": 2}},
+    "needs_mine": {"in_place": {"when": "needs_mine"}, "after_roll": {"when": "needs_mine"}},
+    "off": None,
+}
+PREMOVE_WORDS = {
+    "fill2": _l(
+        "Plan my turns: open a deal when I can fill at least 2 of the space's letters myself,"
+        " before or after the roll; else draw"
+    ),
+    "needs_mine": _l(
+        "Plan my turns: open a deal when the space needs one of my investor cards, before or"
+        " after the roll; else draw"
+    ),
+    "off": _l("My turns wait for me"),
+}
+
+
+@bp.post("/g/<gid>/premove")
+def premove_tap(gid: str) -> Response:
+    """One tap: the seat's turn pre-move becomes ``PREMOVES[premove]`` (A10), its other orders
+    kept. A bad choice is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    choice = request.form.get("premove", "")
+    if choice not in PREMOVES:
+        raise ServiceError(400, "bad_settings", _("Choose one of the turn pre-moves shown."))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    wanted = {**before, "turn": PREMOVES[choice]}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
 def register(app: Flask) -> None:
     """Add the orders page to ``app`` (called by ``imtheboss.web.create_app``)."""
     app.register_blueprint(bp)
     app.jinja_env.globals["orders_summary"] = orders_summary
     app.jinja_env.globals["pace_sentence"] = pace_sentence
     app.jinja_env.globals["pace_names"] = PACE_NAMES
+    app.jinja_env.globals["premove_words"] = PREMOVE_WORDS

@@ -175,6 +175,10 @@ KIND_TEXTS = {
         " you pass."
     ),
     "reminder": lazy_gettext("Reminder: your answer is due soon"),
+    "you_are_next": lazy_gettext(
+        "You are next, after %(after)s. To plan your turn while you wait, pick a turn pre-move"
+        " on the game page in one tap."
+    ),
     "marked_away": lazy_gettext(
         "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
         " you. Any move of yours brings you back."
@@ -238,7 +242,9 @@ def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = Tru
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
     space = body.get("space")
     number = None if space is None else display.space_number(space)
-    text = str(sentence) % {"name": name, "space": number}
+    after = body.get("after")
+    before = players[after] if isinstance(after, int) and 0 <= after < len(players) else ""
+    text = str(sentence) % {"name": name, "space": number, "after": before}
     asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
     if not asked:
         return text

@@ -75,3 +75,56 @@ def test_the_invitation_and_the_game_page_say_the_pace_and_one_tap_changes_it(ap
         as_text=True
     )
     assert _state(app, gid).orders[0] == BRISK  # the others keep theirs
+
+
+def _rows(app, gid: str, kind: str) -> list[tuple[int, dict]]:
+    with app.app_context():
+        return [
+            (r.seat_index, r.body)
+            for r in db.session.scalars(
+                select(Notification).where(Notification.game_id == gid, Notification.kind == kind)
+            )
+        ]
+
+
+def test_you_are_next_goes_to_the_seat_after_the_active_one_and_one_tap_plans_its_turn(app):
+    """When a turn begins, the next seat hears "you are next" (unless it pre-moves already);
+    one tap on the game page sets a turn pre-move (A10), a bad choice changes nothing."""
+    with app.app_context():
+        created = create_game("Next", PLAYERS, seed=5, starting_orders=DEFAULT_PACE)
+        gid, tokens = created.game_id, created.seat_tokens
+        state = load_state(get_game(gid))
+        first = state.active
+        assert state.phase == "place_marker"
+        submit(gid, first, {"do": "place_marker", "space": 0}, "marker:1")
+        state = load_state(get_game(gid))
+    assert state.phase == "turn_start" and state.active == first
+    nxt = state.left_of(first)
+    assert _rows(app, gid, "you_are_next") == [(nxt, {"after": first})]
+    client = app.test_client()
+    assert client.get(f"/g/{gid}/s/{tokens[nxt]}").status_code == 303
+    page = client.get(f"/g/{gid}").get_data(as_text=True)
+    assert "open a deal when I can fill at least 2" in page
+    before = _events(app)
+    bad = client.post(f"/g/{gid}/premove", data={"premove": "x", "csrf_token": csrf_of(page)})
+    assert bad.status_code == 400 and _events(app) == before
+    tapped = client.post(
+        f"/g/{gid}/premove", data={"premove": "fill2", "csrf_token": csrf_of(page)}
+    )
+    assert tapped.status_code == 303
+    orders = _state(app, gid).orders[nxt]
+    assert orders.to_json()["turn"] == {
+        "in_place": {"when": "fill", "k": 2},
+        "after_roll": {"when": "fill", "k": 2},
+    }
+    assert orders.prices == BRISK.prices  # the rest of its orders kept
+    with app.app_context():
+        from imtheboss.web.story import row_text
+
+        row = db.session.scalars(
+            select(Notification).where(
+                Notification.game_id == gid, Notification.kind == "you_are_next"
+            )
+        ).one()
+        names = [n for n, _e in PLAYERS]
+        assert row_text(row, names).startswith(f"You are next, after {names[first]}.")
