@@ -108,3 +108,22 @@ def test_the_bot_names_the_engines_fair_price():
     t = table({})
     t.do(0, "open_deal")
     assert SensibleBot()._fair(t.state) == fair_price(t.state)
+
+
+def test_a_brisk_game_of_bot_seats_is_in_its_record_and_replays_the_same():
+    """The fair orders (A10) are in the game's record (the export, A9): read back, it replays
+    to the same final state, and its first event carries every seat's brisk orders."""
+    import json
+
+    from imtheboss.engine.bots import SeatBot
+    from imtheboss.engine.record import game_record, read_record
+    from imtheboss.engine.simulate import simulate
+    from imtheboss.engine.state import replay
+    from imtheboss.engine.views import snapshot
+
+    game = simulate(4, 31, bots=[SeatBot() for _ in range(4)], orders=[BRISK] * 4)
+    assert game.state.phase == "game_over"
+    assert any(e.data.get("order") and e.type == "agreement_made" for e in game.events)
+    record = read_record(json.loads(json.dumps(game_record(game.events))))
+    assert snapshot(replay(record.events)) == snapshot(game.state)
+    assert Orders.from_json(record.events[0].data["orders"][0]) == BRISK
