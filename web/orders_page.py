@@ -369,6 +369,62 @@ def premove_tap(gid: str) -> Response:
     return redirect(url_for("pages.game_page", gid=gid), 303)
 
 
+def window_taps(v: dict[str, Any], seat: int, you: dict[str, Any]) -> list[tuple[str, str]]:
+    """The one-tap orders the running deal asks of ``seat`` (``(tap, words)`` for ``POST
+    /g/<gid>/tap``): a fair posted price for each of its investor cards the deal's space needs
+    that has none (not as boss), and as boss a limit of the fair price plus 2 M when it has no
+    limit. ``v``: the seat's view; ``you``: its own part."""
+    deal = v.get("deal")
+    if not deal or deal["expired"]:
+        return []
+    orders, fair = you["orders"], deal["fair_price"]
+    taps = []
+    if deal["boss"] == seat:
+        if not orders["boss"]["limits"]:
+            words = _(
+                "As boss, accept offers up to the fair price plus 2 M (now %(num)d M) at once",
+                num=fair + 2,
+            )
+            taps.append(("limit", words))
+        return taps
+    agreed = {a.get("letter") for a in deal["agreements"]}
+    mine = set(v["seats"][seat]["investors"]) - agreed - set(orders["prices"])
+    for letter in deal["letters"]:
+        if letter in mine:
+            words = _(
+                "Offer %(investor)s at the fair price (now %(num)d M) in every deal",
+                investor=investor_label(letter),
+                num=fair,
+            )
+            taps.append((f"price:{letter}", words))
+    return taps
+
+
+@bp.post("/g/<gid>/tap")
+def window_tap(gid: str) -> Response:
+    """One tap from ``window_taps``: ``price:X`` posts X at the fair price (A10, A11), ``limit``
+    sets a boss limit of the fair price plus 2 M for any letter; the other orders kept. A bad
+    tap is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    tap = request.form.get("tap", "")
+    letter = tap.removeprefix("price:")
+    if tap != "limit" and not (tap.startswith("price:") and letter in LETTERS):
+        raise ServiceError(400, "bad_settings", _("Choose one of the choices shown."))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    if tap == "limit":
+        boss = {**before["boss"], "limits": {**before["boss"]["limits"], "*": {"fair": 2}}}
+        wanted = {**before, "boss": boss}
+    else:
+        wanted = {**before, "prices": {**before["prices"], letter: {"fair": 0}}}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
 def register(app: Flask) -> None:
     """Add the orders page to ``app`` (called by ``imtheboss.web.create_app``)."""
     app.register_blueprint(bp)
@@ -376,3 +432,4 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["pace_sentence"] = pace_sentence
     app.jinja_env.globals["pace_names"] = PACE_NAMES
     app.jinja_env.globals["premove_words"] = PREMOVE_WORDS
+    app.jinja_env.globals["window_taps"] = window_taps

@@ -128,3 +128,50 @@ def test_you_are_next_goes_to_the_seat_after_the_active_one_and_one_tap_plans_it
         ).one()
         names = [n for n, _e in PLAYERS]
         assert row_text(row, names).startswith(f"You are next, after {names[first]}.")
+
+
+def test_a_running_deal_offers_one_tap_fair_price_and_boss_limit(app):
+    """At the relaxed pace, a seat whose investor card the deal's space needs gets one tap to
+    post it at the fair price (A10, A11), and the boss one tap for a limit of the fair price
+    plus 2 M; a bad tap changes nothing."""
+    from imtheboss.engine.context import fair_price
+
+    with app.app_context():
+        created = create_game("Taps", PLAYERS, seed=5, starting_orders="relaxed")
+        gid, tokens = created.game_id, created.seat_tokens
+        state = load_state(get_game(gid))
+        boss = state.active
+        submit(gid, boss, {"do": "place_marker", "space": 0}, "marker:1")
+        submit(gid, boss, {"do": "open_deal"}, "deal:1")
+        state = load_state(get_game(gid))
+    assert state.deal is not None and state.deal.boss == boss
+    space = state.board.spaces[state.deal.space]
+    fair = fair_price(state)
+    provider = next(
+        (s for s in range(3) if s != boss and set(state.seat_investors(s)) & set(space.letters)),
+        None,
+    )
+    client = app.test_client()
+    assert client.get(f"/g/{gid}/s/{tokens[boss]}").status_code == 303
+    page = client.get(f"/g/{gid}").get_data(as_text=True)
+    assert f"As boss, accept offers up to the fair price plus 2 M (now {fair + 2} M) at once" in (
+        page
+    )
+    before = _events(app)
+    bad = client.post(f"/g/{gid}/tap", data={"tap": "price:Q", "csrf_token": csrf_of(page)})
+    assert bad.status_code == 400 and _events(app) == before
+    done = client.post(f"/g/{gid}/tap", data={"tap": "limit", "csrf_token": csrf_of(page)})
+    assert done.status_code == 303
+    assert _state(app, gid).orders[boss].limit_for("C") == ("fair", 2)
+    assert provider is not None
+    letter = sorted(set(state.seat_investors(provider)) & set(space.letters))[0]
+    other = app.test_client()
+    assert other.get(f"/g/{gid}/s/{tokens[provider]}").status_code == 303
+    page = other.get(f"/g/{gid}").get_data(as_text=True)
+    assert f"at the fair price (now {fair} M) in every deal" in page
+    other.post(f"/g/{gid}/tap", data={"tap": f"price:{letter}", "csrf_token": csrf_of(page)})
+    state = _state(app, gid)
+    assert state.orders[provider].price_for(letter) == ("fair", 0)
+    assert any(t.provider == provider for t in state.deal.agreements.values()) or (
+        (provider, letter) in state.deal.terms
+    )
