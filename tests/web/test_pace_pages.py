@@ -175,3 +175,26 @@ def test_a_running_deal_offers_one_tap_fair_price_and_boss_limit(app):
     assert any(t.provider == provider for t in state.deal.agreements.values()) or (
         (provider, letter) in state.deal.terms
     )
+
+
+def test_a_rematch_keeps_the_tables_pace(app, clock):
+    """The rematch of a brisk table starts brisk again (the pace every seat began with)."""
+    import random
+
+    from helpers_api import signed_in
+    from helpers_play import play_to_end
+    from imtheboss.engine.bots import SensibleBot
+
+    with app.app_context():
+        old = create_game(
+            "Brisk group", PLAYERS, {"windows": {"turn": 7200}}, starting_orders="brisk"
+        )
+        state = load_state(get_game(old.game_id))
+    bots = [SensibleBot() for _ in PLAYERS]
+    play_to_end(app, clock, old.game_id, state, bots, random.Random(5))
+    organiser, csrf = signed_in(app, old.game_id, old.admin_token, admin=True)
+    made = organiser.post(f"/g/{old.game_id}/admin/rematch", data={"csrf_token": csrf})
+    assert made.status_code == 303
+    new = made.headers["Location"].split("/g/")[1].split("/")[0]
+    with app.app_context():
+        assert get_game(new).settings["start"]["orders"] == "brisk"
