@@ -118,12 +118,15 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     return msg
 
 
-def _pace_words(game: Game, seat: Seat) -> str:
+def _pace_words(game: Game, seat: Seat) -> str | None:
     """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
-    to change them in one tap."""
+    to change them in one tap; ``None`` while the game has not started (a rematch's call to
+    join: its orders are not set yet)."""
     from imtheboss.engine.views import view
     from imtheboss.web.orders_page import pace_sentence
 
+    if game.last_seq == 0 or game.status == "unconfirmed":
+        return None
     orders = view(load_state(game), seat.seat_index)["you"]["orders"]
     return pace_sentence(orders) + " " + _("You can change it in one tap on the game page.")
 
