@@ -1,6 +1,7 @@
 """Bot strength: how often one seat played by a policy wins among four other bots.
 
-    .venv/bin/python bench/bots.py [--games 1000] [--seats 5] [--seed 1] [--json]
+    .venv/bin/python bench/bots.py [--games 1000] [--seats 5] [--seed 1] [--field sensible|random]
+        [--json]
 
 Each game is a whole engine game (``engine.simulate``) of ``--seats`` seats; the seat under test
 turns round the table (game i: seat i mod seats), the others are all ``sensible`` or all
@@ -70,18 +71,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seats", type=int, default=5)
     parser.add_argument("--seed", default="1")
+    parser.add_argument("--field", choices=FIELDS, action="append", help="default: both")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    args.field = args.field or list(FIELDS)
     if args.games < 1 or not 3 <= args.seats <= 6:
         parser.error("--games is at least 1 and --seats 3 to 6")
     t0 = time.perf_counter()
     rates: dict[str, dict[str, float]] = {}
-    for field in FIELDS:
+    for field in args.field:
         for policy in POLICIES:
             wins = sum(one_game(policy, field, args.seats, args.seed, i) for i in range(args.games))
             rates.setdefault(field, {})[policy] = round(wins / args.games, 4)
-            if not args.json:
-                print(f"among {field}: {policy} {wins / args.games:.3f}", file=sys.stderr)
+            print(f"among {field}: {policy} {wins / args.games:.3f}", file=sys.stderr, flush=True)
     out = {
         "params": vars(args),
         "fair_share": round(1 / args.seats, 4),
@@ -95,9 +97,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.games} games each, {args.seats} seats, seed {args.seed}; fair share "
         f"{out['fair_share']:.3f}"
     )
-    print("policy     " + "".join(f"among {f:<10}" for f in FIELDS))
+    print("policy     " + "".join(f"among {f:<10}" for f in args.field))
     for policy in POLICIES:
-        print(f"{policy:<11}" + "".join(f"{rates[f][policy]:<16.3f}" for f in FIELDS))
+        print(f"{policy:<11}" + "".join(f"{rates[f][policy]:<16.3f}" for f in args.field))
 
 
 if __name__ == "__main__":
