@@ -1,4 +1,5 @@
-"""Bots: a random legal-move bot and a simple sensible one.
+"""Bots: a random legal-move bot, a simple sensible one, and the bot seats' ``SeatBot`` (the
+sensible bot fed ``seat_state``, the seat's own view only).
 
 A bot answers ``choose(state, seat, legal, rng)`` with a complete command dict (``{"do": ...,
 **args}``) taken from ``legal_commands`` with its ``needs`` filled in, or ``None`` to wait. Bots
