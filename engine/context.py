@@ -200,6 +200,21 @@ def deal_proceeds(s: GameState) -> int:
     return prices.proceeds(s.board.spaces[s.deal.space].shares, s.share_value)
 
 
+def fair_price_of(shares: int, investors: int, share_value: int) -> int:
+    """A11's fair price (M) of one investor card for a space of ``shares`` shares needing
+    ``investors`` investors at ``share_value`` M a share: the proceeds split evenly among the
+    investors and the boss, at least 1 M. Public information only."""
+    return max(1, shares * share_value // (investors + 1))
+
+
+def fair_price(s: GameState) -> int:
+    """A11: the fair price (M) of one investor card in the running deal (``fair_price_of`` for
+    its space at the current share value). The proxy, the ``fair`` posted prices and boss limits
+    of standing orders (A10), the bots and bench/pace.py all use it."""
+    space = s.board.spaces[s.deal.space]
+    return fair_price_of(space.shares, space.investor_count, s.share_value)
+
+
 def check_window(ctx: Ctx, window: Window | None, rule: str, none_code: str) -> Window:
     named = window_arg(ctx)
     if window is None or (named is not None and named != window.id):

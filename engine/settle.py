@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from imtheboss.engine.closing import fail_deal, maybe_close, start_close
-from imtheboss.engine.context import Ctx, deal_proceeds, price_value
+from imtheboss.engine.context import Ctx, deal_proceeds, fair_price, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
@@ -57,13 +57,6 @@ def _step(ctx: Ctx) -> bool:
         or _play_turn(ctx)
         or _proxy_discards(ctx)
     )
-
-
-def fair_price(s: GameState) -> int:
-    """A11: the proxy's price for one investor card in the running deal: the proceeds split
-    evenly among the investors the space needs and the boss, at least 1 M."""
-    space = s.board.spaces[s.deal.space]
-    return max(1, deal_proceeds(s) // (space.investor_count + 1))
 
 
 # -- the proxy's window (A11) ----------------------------------------------------------------
@@ -164,7 +157,15 @@ def _answer(ctx: Ctx, seat: int, window: str, answer: str) -> None:
 def _posted(s: GameState, seat: int, letter: str) -> tuple[str, int] | None:
     if s.proxied[seat]:
         return ("cash", fair_price(s))
-    return s.orders[seat].price_for(letter)
+    return in_cash(s, s.orders[seat].price_for(letter))
+
+
+def in_cash(s: GameState, price: tuple[str, int] | None) -> tuple[str, int] | None:
+    """An order's price with a ``fair`` one (``("fair", n)``: the fair price plus n M, A10)
+    made a cash price for the running deal; others as they are."""
+    if price is None or price[0] != "fair":
+        return price
+    return ("cash", fair_price(s) + price[1])
 
 
 def _as_seat(ctx: Ctx, seat: int, type_: str, data: dict) -> None:
@@ -286,8 +287,8 @@ def _boss_accepts(ctx: Ctx) -> bool:
     for t in list(deal.terms.values()):
         if t.by != "provider" or t.letter not in needed:
             continue
-        limit = orders.limit_for(t.letter)
-        if limit is not None and price_value(s, t.price) <= limit and _fits(s, t):
+        limit = in_cash(s, orders.limit_for(t.letter))
+        if limit is not None and price_value(s, t.price) <= limit[1] and _fits(s, t):
             _agree(ctx, t, by_boss=True)
             return True
     return False

@@ -13,6 +13,7 @@ from typing import Any
 from imtheboss.engine import prices
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
+from imtheboss.engine.context import fair_price
 from imtheboss.engine.events import Event
 from imtheboss.engine.lineup import can_supply, lineup, missing
 from imtheboss.engine.state import GameState, Terms, format_time
@@ -148,6 +149,8 @@ def _deal_view(state: GameState) -> dict[str, Any] | None:
         "deadline": format_time(deal.window.deadline),
         "expired": deal.expired,
         "proceeds": proceeds,
+        "fair_price": fair_price(state),
+        "letters": sorted(space.letters),
         "committed": sum(a["amount"] for a in agreements),
         "boss_investors": [x for x in state.seat_investors(deal.boss) if x in space.letters],
         "table_family": [{"card": CARD_NAMES[c], "owner": o} for c, o in deal.table_family],

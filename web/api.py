@@ -20,6 +20,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
+from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web import negotiations
@@ -200,8 +201,9 @@ def create() -> ResponseReturnValue:
     "orders"}`` (``creator_email`` required; ``language``: the player's invitation and mail,
     a code of ``engine.languages``, else the address's default; each ``timezone`` optional,
     an IANA name: the seat's zone unless the address chose one, ``creator_timezone`` the
-    organiser's mail's; ``orders``: every seat's first standing orders, ``"recommended"`` (the
-    default) or ``"none"``, A10; the
+    organiser's mail's; ``orders``: the table's pace, every seat's first standing orders,
+    ``"brisk"`` (the default, ``orders.DEFAULT_PACE``), ``"standard"`` or ``"relaxed"``
+    (``orders.PACES``), A10; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
     secret link goes to that seat's email only (the invitation), once the organiser confirms
@@ -240,7 +242,7 @@ def create() -> ResponseReturnValue:
             board,
             creator_email=creator_email,
             confirmed=False,
-            starting_orders=body.get("orders", "recommended"),
+            starting_orders=body.get("orders", DEFAULT_PACE),
             languages=languages if any(languages) else None,
             zones=zones,
             creator_zone=creator_zone.strip(),

@@ -181,12 +181,16 @@ def card_text(name: str | None, players: list[str] | None = None) -> str:
 
 def price_text(price: dict[str, int] | None, share_value: int | None = None) -> str:
     """``{"cash": 3}`` -> ``3 M``; ``{"shares": 1}`` -> ``1 share (2 M)`` when the share value
-    is known."""
+    is known; ``{"fair": 2}`` -> ``the fair price plus 2 M`` (A11's fair price, A10)."""
     if not price:
         return ""
     kind, amount = next(iter(price.items()))
     if kind == "cash":
         return _("%(num)d M", num=amount)
+    if kind == "fair":
+        if amount == 0:
+            return _("the fair price")
+        return _("the fair price plus %(num)d M", num=amount)
     text = ngettext("%(num)d share", "%(num)d shares", amount)
     if share_value:
         text += " " + _("(%(value)d M)", value=prices.price_value(kind, amount, share_value))

@@ -69,7 +69,7 @@ def new_game() -> Any:
                         board=board,
                         creator_email=form.creator_email.data or "",
                         confirmed=False,
-                        starting_orders="recommended" if form.recommended_orders.data else "none",
+                        starting_orders=form.pace.data,
                         languages=languages,
                         zones=zones,
                         creator_zone=form.creator_zone(),

@@ -10,6 +10,7 @@ from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from imtheboss.engine import languages
 from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
+from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
@@ -153,12 +154,24 @@ class NewGameForm(FlaskForm):
         _l("After a closed deal the next player must roll before dealing")
     )
     open_money = BooleanField(_l("Open money: everyone sees every money total"))
-    recommended_orders = BooleanField(
-        _l(
-            "Start every player with the recommended standing orders: cards not aimed at them"
-            " happen and every last call passes without waiting (each player can change them)"
-        ),
-        default=True,
+    pace = RadioField(
+        _l("Pace: the standing orders every player starts with (each player can change them)"),
+        choices=[
+            SelectChoice(
+                "brisk",
+                _l(
+                    "Brisk: cards not aimed at you happen, last calls pass, your investors are"
+                    " offered at the fair price, as boss you accept up to the fair price plus"
+                    " 2 M and close when the deal is complete"
+                ),
+            ),
+            SelectChoice(
+                "standard",
+                _l("Standard: cards not aimed at you happen and last calls pass"),
+            ),
+            SelectChoice("relaxed", _l("Relaxed: every question waits for you")),
+        ],
+        default=DEFAULT_PACE,
     )
     proxy_hours = SmallIntegerField(
         _l("Play for a player who has been away this many hours (0: never)"),

@@ -11,9 +11,10 @@ Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``you
 gives one mail listing them, not one mail each, seconds after the burst, never held behind news;
 the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
-``game_over``, ``played_for`` (the server acted for the seat: a window ran out, A5, A6, A11)
-and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are written by the
-worker.
+``game_over``, ``you_are_next`` (the seat after the one whose turn began, without a turn
+pre-move: it can plan its turn), ``played_for`` (the server acted for the seat: a window ran
+out, A5, A6, A11) and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows
+are written by the worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
 ``organiser`` (confirm the game; the admin link), ``email_changed`` (to a seat's old
@@ -56,6 +57,7 @@ ABOUT = {
     "played_for": _l("the server played for you"),
     "marked_away": _l("you are marked away"),
     "reply_answer": _l("the answer to a reply by mail"),
+    "you_are_next": _l("you are next"),
 }
 
 # Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
@@ -312,6 +314,36 @@ def _served(
     return rows
 
 
+def _next_rows(
+    game_id: str, before: GameState | None, state: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``you_are_next`` (news) for the seat after the one whose turn just began, unless that
+    seat has a turn pre-move already (A10): it can plan its turn while it waits. Reads the
+    seat's own orders only, for its own row."""
+    old = {a["window"] for a in awaiting(before) if a["for"] == "turn"} if before else set()
+    rows = []
+    for a in awaiting(state):
+        if a["for"] != "turn" or a["window"] in old:
+            continue
+        nxt = state.left_of(a["seat"])
+        if nxt != a["seat"] and state.orders[nxt].turn is None:
+            body = {"after": a["seat"]}
+            rows.append(
+                _row(
+                    game_id,
+                    nxt,
+                    "you_are_next",
+                    a["window"],
+                    "you are next",
+                    False,
+                    seq,
+                    at,
+                    **body,
+                )
+            )
+    return rows
+
+
 def notifications_for(
     game_id: str,
     before: GameState | None,
@@ -364,6 +396,7 @@ def notifications_for(
                 **extra,
             )
         )
+    rows += _next_rows(game_id, before, state, last_seq, at)
     # each event is read in the state it made, not the state after the last one (orders may
     # play a whole deal in one command); one event's state is the final one
     running = before.clone() if before is not None and len(events) > 1 else None

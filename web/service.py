@@ -29,7 +29,7 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event, take_record
 from imtheboss.engine.game import COMMANDS, Command, decide_state, due_windows
 from imtheboss.engine.options import Options, OptionsError
-from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.engine.orders import PACES, Orders, pace_orders
 from imtheboss.engine.setup import SetupError, new_game
 from imtheboss.engine.state import (
     GameState,
@@ -232,8 +232,10 @@ def create_game(
     nor invitation until ``confirm_game``. Trusted callers (tests, benchmarks, scripts) keep
     the default and get a running game whose invitations are written at once.
 
-    ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
-    orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
+    ``starting_orders``: the table's pace (``orders.PACES``: ``"brisk"``, the pages' and the
+    API's default ``DEFAULT_PACE``, ``"standard"`` or ``"relaxed"``; ``"recommended"`` and
+    ``"none"`` are the older names of the last two): every seat starts with its standing orders
+    (A10). Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
     player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
@@ -243,7 +245,7 @@ def create_game(
 
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
-        raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
+        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
     names = [name.strip() for name, _email in players]
     if languages is not None and (
         len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
@@ -425,14 +427,18 @@ def _locale() -> str:
     return "en"
 
 
-STARTING_ORDERS = ("recommended", "none")
+# The pace choices (``orders.PACES``), and the two older names: "recommended" is "standard",
+# "none" is "relaxed".
+STARTING_ORDERS = (*PACES, "recommended", "none")
+OLD_PACE_NAMES = {"recommended": "standard", "none": "relaxed"}
 SEAT_LANGUAGES = frozenset(languages.CODES)
 SERVER_PROXY_HOURS = 48  # A11: the away proxy of games made on the pages and the API
 
 
-def _orders(starting: str, seats: int) -> list[Orders] | None:
-    """Every seat's first standing orders (A10): the recommended set, or none."""
-    return [RECOMMENDED] * seats if starting == "recommended" else None
+def _orders(starting: str, seats: int) -> list[Orders]:
+    """Every seat's first standing orders (A10): those of the pace ``starting`` (a name of
+    ``STARTING_ORDERS``), from ``orders.pace_orders``."""
+    return [pace_orders(OLD_PACE_NAMES.get(starting, starting))] * seats
 
 
 def confirm_game(game_id: str) -> int:

@@ -198,6 +198,10 @@ KIND_TEXTS = {
         "Reminder: the negotiation of your deal ends %(time)s: close the deal or let it fail."
         " If you do neither, the deal closes if it has what it needs, else it fails."
     ),
+    "you_are_next": lazy_gettext(
+        "You are next, after %(after)s. To plan your turn while you wait, pick a turn pre-move"
+        " on the game page in one tap."
+    ),
     "marked_away": lazy_gettext(
         "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
         " you. Any move of yours brings you back."
@@ -382,7 +386,9 @@ def _row_said(row: Any, players: list[str], tz: str, can_stop: bool) -> str:
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
     space = body.get("space")
     number = None if space is None else display.space_number(space)
-    text = str(sentence) % {"name": name, "space": number}
+    after = body.get("after")
+    before = players[after] if isinstance(after, int) and 0 <= after < len(players) else ""
+    text = str(sentence) % {"name": name, "space": number, "after": before}
     asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
     if not asked:
         return text

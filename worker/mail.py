@@ -110,6 +110,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
+        "pace": _pace_words(game, seat) if first.kind == "invited" else None,
     }
     if first.kind == "invited":
         context["invite"] = _invitation(game, seat, context["players"])
@@ -191,6 +192,19 @@ def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
         for _seq, _at, event in found
         if event.by != seat.seat_index
     ]
+
+
+def _pace_words(game: Game, seat: Seat) -> str | None:
+    """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
+    to change them in one tap; ``None`` while the game has not started (a rematch's call to
+    join: its orders are not set yet)."""
+    from imtheboss.engine.views import view
+    from imtheboss.web.orders_page import pace_sentence
+
+    if game.last_seq == 0 or game.status == "unconfirmed":
+        return None
+    orders = view(load_state(game), seat.seat_index)["you"]["orders"]
+    return pace_sentence(orders) + " " + _("You can change it in one tap on the game page.")
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
