@@ -204,7 +204,7 @@ def fair_price_of(shares: int, investors: int, share_value: int) -> int:
     """A11's fair price (M) of one investor card for a space of ``shares`` shares needing
     ``investors`` investors at ``share_value`` M a share: the proceeds split evenly among the
     investors and the boss, at least 1 M. Public information only."""
-    return max(1, shares * share_value // (investors + 1))
+    return max(1, prices.proceeds(shares, share_value) // (investors + 1))
 
 
 def fair_price(s: GameState) -> int:
