@@ -1,7 +1,8 @@
 """Pace benchmark: how many days a game lasts when people play it by mail, on a virtual clock.
 
     .venv/bin/python bench/pace.py --seats 5 --games 200 --checks-per-day 2 \\
-        --orders none|recommended|full --premoves 0.6 --silent 0 --seed 1 [--json]
+        --orders none|recommended|default|full [--changed K] --premoves 0.6 --silent 0 --seed 1 \\
+        [--typical] [--no-back] [--json]
 
 Nothing sleeps: the clock jumps from one happening to the next. The engine is the real one
 (``decide``), so standing orders (A10), the away proxy (A11) and quiet hours (A12) act exactly as
@@ -16,9 +17,10 @@ The model of people
   ``--checks-per-day`` looks per waking day (rate R/16 per waking hour; no look at night, the
   waking hours simply follow each other). Each game starts at a random time of day.
 - **Visits.** A look is a visit of 5 to 10 minutes (uniform). A seat marked away (A6) that looks
-  says it is back first (the game page's button), as a person would. At its start the seat acts
-  at once
-  on everything the game asks of it, one command after the other, until its bot
+  says it is back first (the game page's button), as a person would; with ``--no-back`` it never
+  presses it: its look is presence (the page sends ``present`` when it matters, A6, A11). At
+  its start the seat acts at once on everything the game asks of it, one command after the
+  other, until its bot
   (``SensibleBot``, wrapped for haggling, below) wants nothing more; while the visit lasts, the
   seat answers one minute after anything new the game asks of it (another seat online at the
   same time, an order, a deadline).
@@ -31,6 +33,9 @@ The model of people
   are named to it, and, as boss, when the deal's requirements become met.
 - **Fast seats** (``--fast K``): besides their checks, while awake they look 2 to 30 minutes
   (uniform) after each mail. Other seats read mail only at their checks.
+- **Bot seats** (``--bots K``): played by ``engine.bots.SeatBot`` (the engine's best bot on the
+  seat's own view) the moment the game asks them anything, day and night, with the brisk pace's
+  orders (fair posted prices, a boss limit, close when met); they never haggle nor chat.
 - **Silent seats** (``--silent K``): never act at all. Which seats are silent, fast and pre-moved
   is drawn per game.
 - **Deadlines**: a ``timeout`` is decided exactly when the next deadline falls due (as the
@@ -45,7 +50,10 @@ Orders (A10)
 ------------
 
 - ``none``: no orders. ``recommended``: ``orders.RECOMMENDED`` for every seat (stop windows: let
-  it happen unless aimed at me; last call: pass).
+  it happen unless aimed at me; last call: pass). ``default``: exactly what the server gives a
+  new seat at the default pace (``orders.pace_orders(DEFAULT_PACE)``, the same function the
+  pages and the API use: brisk, fair posted prices, a boss limit of the fair price plus 2 M,
+  close when met).
 - ``full``: every order at the bot's choices and prices: stop windows as recommended, the last
   call as the bot answers it (always pass), a posted price for every
   letter (it applies to the investor cards the seat controls, also those it gains later) at the
@@ -54,6 +62,10 @@ Orders (A10)
   at the current share value; boss limits for any letter (``*``) at the bot's limit, twice the
   median fair price of the board; close when the requirements are met. The prices are cash
   amounts: a seat re-sets them at its first visit after the share value changes.
+- ``--changed K``: K of the seats that act (drawn per game) switch to ``full`` orders (below,
+  with their pre-move if they have one); the others keep the ``--orders`` set.
+- ``--typical``: the typical group: ``--orders default --changed 2 --premoves 0.2`` for 5 seats
+  (2 of 5 changed, 1 of 5 pre-moves; ``--changed`` is round(0.4 x seats)).
 - ``--premoves S``: round(S x seats) of the non-silent seats (drawn per game) also set a turn
   pre-move with the bot's "good space" idea in the available conditions: deal in place, and
   after the roll open a deal, when the seat can fill at least 2 of the space's letters itself
@@ -86,7 +98,9 @@ the breakdowns: ``decisions`` (per game, by kind and maker, moot ones apart),
 ``mean_wait_hours`` (from the question to its answer, by kind), ``time_share`` (the share of
 game time the game spent in each state: a turn, a stop window, a last call, a negotiation, a
 discard) and ``per_game`` counts (turns, deals closed and failed, last calls and those that ran
-out, proxy starts, commands). ``params`` echoes the command line.
+out, proxy starts, commands), ``proxy_share_present`` (the share of the decisions of seats that
+are not silent made by the proxy) and ``max_present_proxied_run`` (the longest run of proxied
+decisions in a row of such a seat). ``params`` echoes the command line.
 """
 
 from __future__ import annotations
@@ -104,19 +118,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from imtheboss.engine.board import LETTERS, default_board
-from imtheboss.engine.bots import SensibleBot
+from imtheboss.engine.bots import SeatBot, SensibleBot
 from imtheboss.engine.cards import card_letter
-from imtheboss.engine.context import price_value
+from imtheboss.engine.context import fair_price_of, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.lineup import lineup
 from imtheboss.engine.options import DEFAULT_WINDOWS, Options
-from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.engine.orders import DEFAULT_PACE, RECOMMENDED, Orders, pace_orders
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.simulate import NAMES
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import awaiting, legal_commands, next_deadline
+from imtheboss.engine.windows import presence_matters
 
 WAKE, SLEEP = 7, 23  # local hours
 AWAKE_HOURS = SLEEP - WAKE
@@ -164,8 +179,8 @@ def after_waking_hours(at: datetime, hours: float, offset: float) -> datetime:
 # -- the orders --------------------------------------------------------------------------------
 
 
-def _fair(shares: int, investors: int, share_value: int) -> int:
-    return max(1, shares * share_value // (investors + 1))  # SensibleBot._fair
+def _fair(space: Any, share_value: int) -> int:
+    return fair_price_of(space.shares, space.investor_count, share_value)  # the engine's
 
 
 def full_orders(share_value: int, premove: bool) -> Orders:
@@ -173,9 +188,9 @@ def full_orders(share_value: int, premove: bool) -> Orders:
     spaces = default_board().spaces
     prices = {}
     for x in LETTERS:
-        fairs = [_fair(s.shares, s.investor_count, share_value) for s in spaces if x in s.letters]
+        fairs = [_fair(s, share_value) for s in spaces if x in s.letters]
         prices[x] = {"cash": int(statistics.median(fairs))}
-    board_fair = statistics.median(_fair(s.shares, s.investor_count, share_value) for s in spaces)
+    board_fair = statistics.median(_fair(s, share_value) for s in spaces)
     return Orders.from_json(
         {
             "stop": "unless_aimed",
@@ -188,8 +203,13 @@ def full_orders(share_value: int, premove: bool) -> Orders:
 
 
 def base_orders(kind: str, premove: bool) -> Orders:
-    """The orders of a seat for ``--orders none`` or ``recommended`` (``full``: ``full_orders``)."""
-    base = RECOMMENDED.to_json() if kind == "recommended" else Orders().to_json()
+    """The orders of a seat for ``--orders none``, ``recommended`` or ``default`` (``full``:
+    ``full_orders``). ``default`` is what the server gives a new seat at the default pace
+    (``orders.pace_orders(DEFAULT_PACE)``, as ``web.service.create_game`` does)."""
+    if kind == "default":
+        base = pace_orders(DEFAULT_PACE).to_json()
+    else:
+        base = RECOMMENDED.to_json() if kind == "recommended" else Orders().to_json()
     return Orders.from_json({**base, "turn": PREMOVE if premove else None})
 
 
@@ -302,6 +322,10 @@ class Ledger:
     _before: set[tuple] = field(default_factory=set)
     _met: bool = False
     _timed: tuple[str, frozenset[int]] = ("", frozenset())
+    silent: frozenset[int] = frozenset()  # seats that never act: not "present" seats
+    present_made: Counter = field(default_factory=Counter)  # maker -> decisions of present seats
+    proxied_run: Counter = field(default_factory=Counter)  # seat -> proxied decisions in a row
+    max_proxied_run: int = 0  # the longest such run of a present seat
 
     def started(self, state: GameState, now: datetime) -> None:
         """A command is about to be decided at ``now``."""
@@ -327,9 +351,17 @@ class Ledger:
             if maker != "moot":
                 self.wait[key[1]] += (now - self.open[key]).total_seconds()
             self.decisions[(key[1], maker)] += 1
+            if maker != "moot" and key[0] not in self.silent:
+                self._present(key[0], maker)
             del self.open[key]
         for key in current - self.open.keys():
             self.open[key] = now
+
+    def _present(self, seat: int, maker: str) -> None:
+        """A decision of a seat that is not silent: its maker and the seat's proxied run."""
+        self.present_made[maker] += 1
+        self.proxied_run[seat] = self.proxied_run[seat] + 1 if maker == "proxy" else 0
+        self.max_proxied_run = max(self.max_proxied_run, self.proxied_run[seat])
 
     def mailed(self, state: GameState) -> set[int]:
         """The seats a finished command sent mail to (module docstring)."""
@@ -360,8 +392,9 @@ class Person:
     seat: int
     offset: int
     role: str
-    bot: HaggleBot
+    bot: HaggleBot | SeatBot
     premove: bool
+    changed: bool
     present_until: datetime
     look_at: datetime | None = None
 
@@ -387,8 +420,10 @@ class PaceGame:
         self.rng.shuffle(seats)
         silent = set(seats[: args.silent])
         fast = set(seats[args.silent : args.silent + args.fast])
-        talking = [s for s in range(n) if s not in silent]
+        bots = set(seats[args.silent + args.fast : args.silent + args.fast + args.bots])
+        talking = [s for s in range(n) if s not in silent and s not in bots]
         premoved = set(self.rng.sample(talking, min(len(talking), round(args.premoves * n))))
+        changed = set(self.rng.sample(talking, min(len(talking), args.changed)))
         start = START + timedelta(hours=self.rng.uniform(0, 24))
         self.start = self.now = start
         self.cap = start + timedelta(days=args.cap_days)
@@ -397,9 +432,16 @@ class PaceGame:
             Person(
                 seat=s,
                 offset=args.zones[s % len(args.zones)],
-                role="silent" if s in silent else "fast" if s in fast else "normal",
-                bot=HaggleBot(haggled),
+                role="silent"
+                if s in silent
+                else "fast"
+                if s in fast
+                else "bot"
+                if s in bots
+                else "normal",
+                bot=SeatBot() if s in bots else HaggleBot(haggled),
                 premove=s in premoved,
+                changed=s in changed or args.orders == "full",
                 present_until=start,
             )
             for s in range(n)
@@ -418,12 +460,17 @@ class PaceGame:
         orders = [self._orders_for(p, probe.share_value) for p in self.people]
         events = new_game(NAMES[:n], options, default_board(), seed, start, orders=orders)
         self.state = replay(events)
-        self.ledger = Ledger(open={k: start for k in owed(self.state)}, last=start)
+        self.ledger = Ledger(
+            open={k: start for k in owed(self.state)}, last=start, silent=frozenset(silent)
+        )
         self.queue: list[tuple[datetime, int, str, int]] = []
         self.seq = 0
         self.commands = self.refused = 0
         for p in self.people:
-            if p.role != "silent":
+            if p.role == "bot":
+                p.present_until = self.cap  # a bot seat is always there and acts at once
+                self._push(start, "act", p.seat)
+            elif p.role != "silent":
                 self._next_check(p)
                 if args.quiet_hours:
                     self._command(Command("night", p.seat, {"night": self._night(p)}, start))
@@ -431,12 +478,14 @@ class PaceGame:
     # -- setup helpers --
     def _orders_for(self, p: Person, share_value: int) -> Orders:
         kind = self.args.orders
+        if p.role == "bot":
+            return pace_orders("brisk")  # a bot seat's posted prices and limits
         if p.role == "silent":
+            if kind == "default":
+                return base_orders(kind, False)
             return RECOMMENDED if kind != "none" else Orders()
-        if kind == "full":
-            orders = full_orders(share_value, p.premove)
-        else:
-            orders = base_orders(kind, p.premove)
+        changed = p.changed
+        orders = full_orders(share_value, p.premove) if changed else base_orders(kind, p.premove)
         if self.args.last_call is None:
             return orders
         return Orders.from_json({**orders.to_json(), "last_call": self.args.last_call})
@@ -492,7 +541,12 @@ class PaceGame:
 
     def _act(self, p: Person) -> None:
         s = self.state
-        if s.away[p.seat] and s.phase != "game_over":  # "I'm back" (A6, A11)
+        if s.phase == "game_over":
+            pass
+        elif self.args.no_back:  # only looks: the page tells the server the seat is there
+            if presence_matters(s, p.seat, self.now):
+                self._command(Command("present", p.seat, {}, self.now))
+        elif s.away[p.seat]:  # "I'm back" (A6, A11)
             self._command(Command("away", p.seat, {"away": False}, self.now))
         self._refresh_orders(p)
         for _ in range(MAX_BURST):
@@ -507,9 +561,9 @@ class PaceGame:
         self._refresh_orders(p)  # after a discard the seat was asked first (R6.6)
 
     def _refresh_orders(self, p: Person) -> None:
-        """``full``: the seat re-sets its prices when the share value has changed."""
+        """Full orders: the seat re-sets its prices when the share value has changed."""
         s = self.state
-        if self.args.orders != "full" or s.phase == "game_over" or p.seat in s.discard_owed:
+        if not p.changed or s.phase == "game_over" or p.seat in s.discard_owed:
             return
         wanted = self._orders_for(p, s.share_value)
         if s.orders[p.seat] != wanted:
@@ -533,7 +587,9 @@ class PaceGame:
     def _mail(self, p: Person, actor: int | None) -> None:
         if p.role == "silent":
             return
-        if self.now < p.present_until:
+        if p.role == "bot":
+            self._push(self.now, "act", p.seat)
+        elif self.now < p.present_until:
             if p.seat != actor:
                 self._push(self.now + REACT, "act", p.seat)
         elif p.role == "fast" and is_awake(self.now, p.offset):
@@ -555,7 +611,9 @@ def _deciles(values: list[float]) -> tuple[float, float]:
 
 def _totals(results: list[GameResult]) -> dict[str, Counter]:
     """The ledgers of all games added up."""
-    out = {k: Counter() for k in ("decisions", "wait", "time_in", "timeouts", "counts")}
+    out = {
+        k: Counter() for k in ("decisions", "wait", "time_in", "timeouts", "counts", "present_made")
+    }
     for r in results:
         for key, total in out.items():
             total.update(getattr(r.ledger, key))
@@ -613,6 +671,8 @@ def summarize(results: list[GameResult], args: argparse.Namespace, seconds: floa
             k: timeouts[k] for k in ("turn", "stop", "last_call", "negotiation", "discard")
         },
         **_decided(t["decisions"], n),
+        "proxy_share_present": _share(t["present_made"]["proxy"], sum(t["present_made"].values())),
+        "max_present_proxied_run": max(r.ledger.max_proxied_run for r in results),
         "mean_wait_hours": {
             k: round(t["wait"][k] / answered[k] / 3600, 2) if answered[k] else 0.0 for k in KINDS
         },
@@ -632,7 +692,8 @@ def print_table(out: dict) -> None:
     p = out["params"]
     print(
         f"{p['games']} games, {p['seats']} seats, {p['checks_per_day']} checks a waking day, "
-        f"orders {p['orders']}, last call {p['last_call'] or 'as set'}, pre-moves "
+        f"orders {p['orders']}, changed {p['changed']}, "
+        f"last call {p['last_call'] or 'as set'}, pre-moves "
         f"{p['premoves']}, silent {p['silent']}, fast {p['fast']}, proxy {p['proxy_hours']} h, "
         f"zones {p['zones']}, seed {p['seed']}"
     )
@@ -664,8 +725,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seats", type=int, default=5, help="3 to 6")
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--checks-per-day", type=float, default=2.0, help="per waking day")
-    parser.add_argument("--orders", choices=("none", "recommended", "full"), default="none")
+    parser.add_argument(
+        "--orders", choices=("none", "recommended", "default", "full"), default="none"
+    )
+    parser.add_argument("--changed", type=int, default=0, help="seats that switch to full orders")
     parser.add_argument("--premoves", type=float, default=0.0, help="share of seats, 0-1")
+    parser.add_argument(
+        "--typical",
+        action="store_true",
+        help="the typical group: --orders default, 2 of 5 seats changed, 1 of 5 pre-moves",
+    )
     parser.add_argument(
         "--last-call",
         choices=("ask", "unless_involved", "pass"),
@@ -673,7 +742,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--silent", type=int, default=0, help="seats that never act")
     parser.add_argument("--fast", type=int, default=0, help="seats that look soon after a mail")
+    parser.add_argument(
+        "--bots", type=int, default=0, help="bot seats (engine.bots.SeatBot), acting at once"
+    )
     parser.add_argument("--proxy-hours", type=int, default=48, help="A11; 0: off")
+    parser.add_argument(
+        "--no-back", action="store_true", help="people never press I'm back: they only look"
+    )
     parser.add_argument("--zones", default="0", help="UTC offsets in hours, e.g. --zones=-5,0,8")
     parser.add_argument("--quiet-hours", action="store_true", help="A12 with sleep as night")
     parser.add_argument("--window-scale", type=float, default=1.0, help="times the A1 windows")
@@ -681,6 +756,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", default="1")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.typical:
+        args.orders, args.changed, args.premoves = "default", round(0.4 * args.seats), 0.2
     try:
         args.zones = [int(z) for z in args.zones.split(",")]
     except ValueError:
@@ -691,7 +768,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         (args.checks_per_day > 0, "--checks-per-day is more than 0"),
         (0 <= args.premoves <= 1, "--premoves is a share from 0 to 1"),
         (min(args.silent, args.fast) >= 0, "--silent and --fast are counts of seats"),
-        (args.silent + args.fast <= args.seats, "--silent plus --fast is at most --seats"),
+        (0 <= args.changed <= args.seats, "--changed is a count of seats"),
+        (args.bots >= 0, "--bots is a count of seats"),
+        (
+            args.silent + args.fast + args.bots <= args.seats,
+            "--silent plus --fast plus --bots is at most --seats",
+        ),
+        (args.bots < args.seats, "a game of bots only is refused: --bots is under --seats"),
         (0 <= args.proxy_hours <= 720, "--proxy-hours is 0 to 720"),
         (all(-12 <= z <= 14 for z in args.zones), "--zones are offsets from -12 to 14"),
         (0 < args.window_scale <= 30, "--window-scale is more than 0"),

@@ -1,4 +1,5 @@
-"""Bots: a random legal-move bot and a simple sensible one.
+"""Bots: a random legal-move bot, a simple sensible one, and the bot seats' ``SeatBot`` (the
+sensible bot fed ``seat_state``, the seat's own view only).
 
 A bot answers ``choose(state, seat, legal, rng)`` with a complete command dict (``{"do": ...,
 **args}``) taken from ``legal_commands`` with its ``needs`` filled in, or ``None`` to wait. Bots
@@ -12,8 +13,11 @@ import random
 from collections import Counter
 from typing import Any, Protocol
 
+from imtheboss.engine import prices
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter
+from imtheboss.engine.context import fair_price
 from imtheboss.engine.lineup import sources
+from imtheboss.engine.orders import NO_ORDERS
 from imtheboss.engine.state import GameState
 
 
@@ -26,7 +30,7 @@ class Bot(Protocol):
 
 
 def _proceeds(state: GameState) -> int:
-    return state.board.spaces[state.deal.space].shares * state.share_value
+    return prices.proceeds(state.board.spaces[state.deal.space].shares, state.share_value)
 
 
 def _fill(cmd: dict[str, Any], state: GameState, seat: int, rng: random.Random, price: int) -> dict:
@@ -168,8 +172,7 @@ class SensibleBot:
         return None
 
     def _fair(self, s: GameState) -> int:
-        space = s.board.spaces[s.deal.space]
-        return max(1, _proceeds(s) // (space.investor_count + 1))
+        return fair_price(s)
 
     def _hurts(self, s: GameState, seat: int) -> bool:
         p = s.pending
@@ -204,8 +207,7 @@ class SensibleBot:
                     return c
             for c in by_do.get("accept", []):
                 letter = c.get("letter")
-                amount = next(iter(c["price"].values()))
-                amount = amount if "cash" in c["price"] else amount * s.share_value
+                amount = prices.price_worth(c["price"], s.share_value)
                 if letter and letter not in covered and amount <= fair * 2:
                     return c
             for c in by_do.get("reject", []):
@@ -223,8 +225,7 @@ class SensibleBot:
             return None
         # a provider
         for c in by_do.get("accept", []):
-            amount = next(iter(c["price"].values()))
-            amount = amount if "cash" in c["price"] else amount * s.share_value
+            amount = prices.price_worth(c["price"], s.share_value)
             if amount >= fair * 0.7:
                 return c
         for c in by_do.get("offer", []):
@@ -279,3 +280,39 @@ class SensibleBot:
 
 
 BOTS = {"random": RandomBot, "sensible": SensibleBot}
+
+
+def seat_state(state: GameState, seat: int) -> GameState:
+    """A copy of ``state`` holding only what ``seat`` may know (``views.view``'s rules, A8):
+    other seats' hands emptied, the draw pile's order and the seed gone, other seats' money 0
+    (unless ``open_money`` or the game is over), their standing orders and nights none, the
+    forced dice gone. A bot seat reads this, never the full state."""
+    s = state.clone()
+    others = [i for i in range(s.n) if i != seat]
+    for i in others:
+        s.hands[i] = []
+        if not (s.options.open_money or s.phase == "game_over"):
+            s.money[i] = 0
+    s.orders = [o if i == seat else NO_ORDERS for i, o in enumerate(s.orders)]
+    s.nights = [n if i == seat else None for i, n in enumerate(s.nights)]
+    s.draw_pile = []
+    s.forced_dice = []
+    s.seed = None
+    return s
+
+
+class SeatBot:
+    """The engine's best bot for a bot seat (A13): ``SensibleBot``'s choices made on
+    ``seat_state`` (the seat's own view only), never a chat. Its policy: recruit from the side
+    pool, deal on spaces where it supplies at least half the investors itself, ask and pay the
+    fair price (``context.fair_price``), close as soon as it can, stop cards aimed at its own
+    investors or deals and let other cards happen, pass every last call, discard the least
+    useful cards (``_least_useful``)."""
+
+    def __init__(self) -> None:
+        self.bot = SensibleBot()
+
+    def choose(self, state: GameState, seat: int, legal: list[dict[str, Any]], rng: random.Random):
+        """A complete command for ``seat`` or ``None`` (nothing to do now)."""
+        choice = self.bot.choose(seat_state(state, seat), seat, legal, rng)
+        return None if choice is not None and choice["do"] == "chat" else choice

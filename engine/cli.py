@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from imtheboss.engine.languages import CODES, DEFAULT
 from imtheboss.engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
 
 
@@ -133,9 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sim.add_argument("--bot", choices=["sensible", "random", "mixed"], default="sensible")
     sim.add_argument("--json", action="store_true", help="print the event log as JSON")
-    sim.add_argument(
-        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the log's language"
-    )
+    sim.add_argument("--lang", choices=CODES, default=DEFAULT, help="the log's language")
     sim.set_defaults(func=_simulate)
     ver = sub.add_parser(
         "verify", help="check a game record's seed, deal, dice and reshuffles (docs/export.md)"
@@ -144,9 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ver.add_argument(
         "--hash", help="the seed hash published at the start (hex, or its first 8+ digits)"
     )
-    ver.add_argument(
-        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the report's language"
-    )
+    ver.add_argument("--lang", choices=CODES, default=DEFAULT, help="the report's language")
     ver.set_defaults(func=_verify)
     mail = sub.add_parser("mail", help="mail tools")
     mail_sub = mail.add_subparsers(dest="mail_command", required=True)
@@ -154,9 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "preview",
         help="write one .eml per kind of mail, from a game bots play (docs/mail-replies.md)",
     )
-    prev.add_argument(
-        "--lang", choices=["en", "zh_Hans", "zh_Hant"], default="en", help="the mail's language"
-    )
+    prev.add_argument("--lang", choices=CODES, default=DEFAULT, help="the mail's language")
     prev.add_argument("--out", required=True, help="the folder to write the .eml files in")
     prev.set_defaults(func=_mail)
     doc = sub.add_parser(

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from imtheboss.engine import quiet
+from imtheboss.engine import prices, quiet
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import (
     CARD_NAMES,
@@ -193,11 +193,26 @@ def card_play_phase(ctx: Ctx, rule: str) -> None:
 
 
 def price_value(s: GameState, price: tuple[str, int]) -> int:
-    return price[1] if price[0] == "cash" else price[1] * s.share_value
+    return prices.price_value(*price, s.share_value)
 
 
 def deal_proceeds(s: GameState) -> int:
-    return s.board.spaces[s.deal.space].shares * s.share_value
+    return prices.proceeds(s.board.spaces[s.deal.space].shares, s.share_value)
+
+
+def fair_price_of(shares: int, investors: int, share_value: int) -> int:
+    """A11's fair price (M) of one investor card for a space of ``shares`` shares needing
+    ``investors`` investors at ``share_value`` M a share: the proceeds split evenly among the
+    investors and the boss, at least 1 M. Public information only."""
+    return max(1, prices.proceeds(shares, share_value) // (investors + 1))
+
+
+def fair_price(s: GameState) -> int:
+    """A11: the fair price (M) of one investor card in the running deal (``fair_price_of`` for
+    its space at the current share value). The proxy, the ``fair`` posted prices and boss limits
+    of standing orders (A10), the bots and bench/pace.py all use it."""
+    space = s.board.spaces[s.deal.space]
+    return fair_price_of(space.shares, space.investor_count, s.share_value)
 
 
 def check_window(ctx: Ctx, window: Window | None, rule: str, none_code: str) -> Window:

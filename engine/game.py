@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "extend": (frozenset({"seconds"}), frozenset()),
     "chat": (frozenset({"text"}), frozenset()),
     "away": (frozenset({"away"}), frozenset()),
+    "present": (frozenset(), frozenset()),
     "orders": (frozenset({"orders"}), frozenset()),
     "night": (frozenset({"night"}), frozenset()),
     **organiser.ORGANISER_COMMANDS,  # A13
@@ -129,7 +130,7 @@ def decide_state(state: GameState, command: Command) -> tuple[list[Event], GameS
     if (
         state.phase == "discard"
         and command.by in state.discard_owed
-        and command.do not in ("discard", "recruit")
+        and command.do not in ("discard", "recruit", "present")
     ):
         raise RuleError("hand_over_limit", "discard down to your hand limit first", "R6.6")
     ctx = Ctx(state, command)

@@ -96,13 +96,16 @@ Maker = Callable[[dict, "int | None"], tuple[str, dict[str, Any]]]
 
 def _started(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
     investors = {s: [] for s in range(len(d["players"]))}
+    side_pool = []  # R2.2: the investors no seat was dealt (the event has no key of its own)
     for letter, owner in sorted((d.get("investors") or {}).items()):
         if isinstance(owner, int):
             investors[owner].append(letter)
+        else:
+            side_pool.append(letter)
     return "game_started", {
         "players": list(range(len(d["players"]))),
         "holdings": [[s, letters] for s, letters in investors.items()],
-        "side_pool": list(d.get("side_pool") or []),
+        "side_pool": side_pool,
         "player": d.get("active", 0),
         "hash": d["seed_hash"][:12],
     }
@@ -160,13 +163,22 @@ def _pending(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
     target = d.get("target")
     if target:
         owner = d.get("owner")
-        params.update(card=target, owner=owner if isinstance(owner, int) else None)
+        params.update(card=_target(target), owner=owner if isinstance(owner, int) else None)
     if d["kind"] == "boss":
         return "played_boss", params
     if d["kind"] == "recruit":  # travel and recruit cards always have a target (R5.2, R5.3)
         return "played_recruit_on", params
     params["cards"] = _cards(d["cards"])
     return "played_card_on", params
+
+
+def _target(target: str) -> str:
+    """A pending card's target as a card name: a family card on the table is stored by its id
+    (``family:21``, R5.2), which names it as ``family:W``; ``investor:S`` and letters stay."""
+    kind, _sep, rest = target.partition(":")
+    if kind == "family" and rest.isdigit():
+        return CARD_NAMES[int(rest)]
+    return target
 
 
 def _answered(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
@@ -259,6 +271,7 @@ _MAKERS: dict[str, Maker] = {
     "game_ended": _ended,
     "deadlines_extended": lambda d, by: ("extended", {"minutes": d["seconds"] // 60}),
     "seat_away": lambda d, by: (("away" if d["away"] else "back"), {"player": d["seat"]}),
+    "seat_present": _simple("present"),  # only the seat itself sees this event (A11)
     "chat": _simple("chat", "seat", "text"),
     "orders_set": _simple("orders_set"),  # only the seat itself sees this event (A10)
     "private": _simple("private"),

@@ -14,10 +14,12 @@ The orders and what each one may read:
 - ``last_call`` (A3): ``ask`` / ``unless_involved``: pass unless my investor card or an agreement
   of mine is in the deal (``settle.involved``: my investor card takes part in the lineup, or I
   have an agreement) / ``pass``: always pass.
-- ``prices``: "I provide investor X for P" (cash M or shares), for investor cards I control: in
+- ``prices``: "I provide investor X for P" (cash M, shares, or ``fair``: the running deal's fair
+  price, ``context.fair_price`` (A11), plus n M), for investor cards I control: in
   every deal that needs X, an open offer at P appears the moment the deal opens, the card comes
   to me, or a new boss takes over; the boss's terms for X at P or more are accepted at once.
-- ``boss``: as boss, ``limits`` accepts at once an offer at or under P M (per letter, ``*`` for
+- ``boss``: as boss, ``limits`` accepts at once an offer at or under P M, or at or under the fair
+  price plus n M (``{"fair": n}``) (per letter, ``*`` for
   any) for a letter the deal still needs (``lineup.still_needed``); ``close`` closes at once when
   the requirements are met.
 - ``turn`` (a turn pre-move): at the start of my turn deal in place if ``in_place`` holds, else
@@ -44,6 +46,7 @@ STOP_CHOICES = ("ask", "unless_aimed", "allow")
 LAST_CALL_CHOICES = ("ask", "unless_involved", "pass")
 WHEN_CHOICES = ("never", "always", "needs_mine", "fill")
 MAX_PRICE = 10_000  # M or shares, as for offers (R4.2)
+PRICE_KINDS = ("cash", "shares", "fair")  # "fair": the deal's fair price (A11) plus n M
 
 
 class OrdersError(ValueError):
@@ -59,10 +62,24 @@ def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
 
 def _price(letter: str, value: Any) -> tuple[str, int]:
     if not isinstance(value, dict) or len(value) != 1:
-        raise OrdersError(f'the price for {letter} is {{"cash": M}} or {{"shares": n}}')
+        raise OrdersError(
+            f'the price for {letter} is {{"cash": M}}, {{"shares": n}} or {{"fair": plus M}}'
+        )
     kind, amount = next(iter(value.items()))
-    if kind not in ("cash", "shares") or type(amount) is not int or not 0 <= amount <= MAX_PRICE:
+    if kind not in PRICE_KINDS or type(amount) is not int or not 0 <= amount <= MAX_PRICE:
         raise OrdersError(f"the price for {letter} is a whole number from 0 to {MAX_PRICE}")
+    return kind, amount
+
+
+def _limit(letter: str, value: Any) -> tuple[str, int]:
+    if isinstance(value, dict):
+        if set(value) != {"fair"}:
+            raise OrdersError('a boss limit is a number of M or {"fair": plus M}')
+        kind, amount = "fair", value["fair"]
+    else:
+        kind, amount = "cash", value
+    if type(amount) is not int or not 0 <= amount <= MAX_PRICE:
+        raise OrdersError(f"a boss limit is a whole number of M from 0 to {MAX_PRICE}")
     return kind, amount
 
 
@@ -128,7 +145,7 @@ class Orders:
     stop: str = "ask"
     last_call: str = "ask"
     prices: tuple[tuple[str, tuple[str, int]], ...] = ()
-    limits: tuple[tuple[str, int], ...] = ()
+    limits: tuple[tuple[str, tuple[str, int]], ...] = ()
     close: bool = False
     turn: TurnOrder | None = None
 
@@ -136,8 +153,9 @@ class Orders:
         """The posted price of investor ``letter``, or ``None``."""
         return dict(self.prices).get(letter)
 
-    def limit_for(self, letter: str) -> int | None:
-        """The most (M) this seat as boss pays at once for ``letter``, or ``None``."""
+    def limit_for(self, letter: str) -> tuple[str, int] | None:
+        """The most this seat as boss pays at once for ``letter``: ``("cash", M)`` or
+        ``("fair", n)`` (the deal's fair price plus n M, ``settle.in_cash``), or ``None``."""
         limits = dict(self.limits)
         return limits.get(letter, limits.get("*"))
 
@@ -147,7 +165,10 @@ class Orders:
             "stop": self.stop,
             "last_call": self.last_call,
             "prices": {x: {kind: n} for x, (kind, n) in self.prices},
-            "boss": {"limits": dict(self.limits), "close": self.close},
+            "boss": {
+                "limits": {x: n if kind == "cash" else {kind: n} for x, (kind, n) in self.limits},
+                "close": self.close,
+            },
             "turn": None
             if self.turn is None
             else {
@@ -159,7 +180,8 @@ class Orders:
     @classmethod
     def from_json(cls, data: Any) -> Orders:
         """Orders from ``{"stop", "last_call", "prices": {X: price}, "boss": {"limits": {X or
-        "*": M}, "close": bool}, "turn": null | {"in_place": cond, "after_roll": cond}}``
+        "*": M or {"fair": plus M}}, "close": bool}, "turn": null | {"in_place": cond,
+        "after_roll": cond}}``
         (every key optional: a missing one asks me). Raises ``OrdersError``."""
         if not isinstance(data, dict):
             raise OrdersError("orders are an object")
@@ -175,15 +197,13 @@ class Orders:
         limits = _object(boss, "limits")
         if not isinstance(limits, dict) or any(x not in (*LETTERS, "*") for x in limits):
             raise OrdersError("boss limits are by investor letter, or * for any")
-        if any(type(m) is not int or not 0 <= m <= MAX_PRICE for m in limits.values()):
-            raise OrdersError(f"a boss limit is a whole number of M from 0 to {MAX_PRICE}")
         if not isinstance(boss.get("close", False), bool):
             raise OrdersError("boss close is true or false")
         return cls(
             stop=_choice(data, "stop", STOP_CHOICES),
             last_call=_choice(data, "last_call", LAST_CALL_CHOICES),
             prices=tuple(sorted((x, _price(x, p)) for x, p in prices.items())),
-            limits=tuple(sorted(limits.items())),
+            limits=tuple(sorted((x, _limit(x, m)) for x, m in limits.items())),
             close=boss.get("close", False),
             turn=_turn_from(data.get("turn")),
         )
@@ -218,3 +238,33 @@ NO_ORDERS = Orders()
 # (A3), so the recommendation passes it (a seat that wants that chance picks "unless involved" or
 # "ask"); cards aimed at the seat still wait for it.
 RECOMMENDED = Orders(stop="unless_aimed", last_call="pass")
+
+# The pace a table chooses at creation: the standing orders every seat starts with (each seat
+# changes its own in one tap). None plays a seat's own turn or an influence card for it; all read
+# public information only (a fair price is public: the space's shares and investors, the share
+# value). "relaxed": every window asks. "standard": the recommended set. "brisk" (the default):
+# the recommended set, a posted price for every investor card the seat holds at the fair price,
+# as boss a limit of the fair price plus 2 M for any letter, and close when the requirements are
+# met.
+BRISK = Orders(
+    stop="unless_aimed",
+    last_call="pass",
+    prices=tuple((x, ("fair", 0)) for x in LETTERS),
+    limits=(("*", ("fair", 2)),),
+    close=True,
+)
+PACES: dict[str, Orders] = {"relaxed": NO_ORDERS, "standard": RECOMMENDED, "brisk": BRISK}
+DEFAULT_PACE = "brisk"
+
+
+def pace_orders(pace: str) -> Orders:
+    """The standing orders every seat of a table at ``pace`` (``PACES``) starts with. Raises
+    ``OrdersError`` for an unknown pace."""
+    if pace not in PACES:
+        raise OrdersError(f"the pace is one of {', '.join(PACES)}")
+    return PACES[pace]
+
+
+def pace_of(orders: Orders) -> str | None:
+    """The pace whose starting orders ``orders`` are, or ``None`` (the seat changed them)."""
+    return next((name for name, o in PACES.items() if o == orders), None)

@@ -14,6 +14,7 @@ from typing import Any
 
 from imtheboss.engine.board import BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
+from imtheboss.engine.events import Event
 from imtheboss.engine.game import COMMANDS, SYSTEM_COMMANDS, Command, decide
 from imtheboss.engine.options import Options, OptionsError
 from imtheboss.engine.setup import SetupError, new_game, position
@@ -174,6 +175,7 @@ def run_scenario(doc: dict[str, Any]) -> dict[str, Any]:
     """Run a scenario: ``{"events": [...], "errors": [...], "state": {...}}`` (docs/scenarios.md).
     Raises ``ScenarioError`` for a malformed scenario."""
     state, events, seats = _setup(doc)
+    seats_at_start = dict(seats)
     commands = doc.get("commands", [])
     if not isinstance(commands, list):
         raise ScenarioError("commands must be a list")
@@ -197,15 +199,27 @@ def run_scenario(doc: dict[str, Any]) -> dict[str, Any]:
         now = at
         for event in new:
             apply_in_place(state, event)
+            if event.type == "seat_replaced":  # A13: later commands name the new player
+                seats = {name: i for i, name in enumerate(state.players)}
         events += new
-    names = list(seats)
+    return {
+        "events": _named(events, list(seats_at_start)),
+        "errors": errors,
+        "state": snapshot(state),
+    }
+
+
+def _named(events: list[Event], names: list[str]) -> list[dict[str, Any]]:
+    """The events as JSON with ``by`` as the seat's name when the event was made."""
     out_events = []
     for seq, event in enumerate(events, 1):
         item = {"seq": seq, **event.to_json()}
         if item["by"] is not None:
             item["by"] = names[item["by"]]
+        if event.type == "seat_replaced":
+            names[event.data["seat"]] = event.data["name"]
         out_events.append(item)
-    return {"events": out_events, "errors": errors, "state": snapshot(state)}
+    return out_events
 
 
 def _check_expect_shape(expect: Any) -> None:

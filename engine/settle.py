@@ -6,8 +6,9 @@ same code a seat's command runs, until nothing is left to do. Events an order ma
 ``"order": true`` and carry the seat as ``by``; events the proxy makes are marked ``"proxy":
 true`` and carry no ``by`` (the server acts, A11).
 
-A11, the away proxy: once a seat has been away (A6) for the game's ``proxy_hours`` since its
-last own act, the server plays for it at once and until it acts again, by this policy: its turn
+A11, the away proxy: once a seat has been away (A6) for the game's ``proxy_hours`` (counted
+from when it became away, which is after its last presence: any own act or ``present``), the
+server plays for it at once and until it shows up again, by this policy: its turn
 is roll, then draw (under V2/V3 the deal it must open fails at once, as A5); windows do not wait
 for it (A6); its investor cards the deal needs are offered at a fair price (``fair_price``), and
 the boss's terms for them at that price or more, or for no card at any price, are accepted, and
@@ -22,13 +23,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from imtheboss.engine.closing import fail_deal, maybe_close, start_close
-from imtheboss.engine.context import Ctx, deal_proceeds, price_value
+from imtheboss.engine.context import Ctx, deal_proceeds, fair_price, price_value
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.influence import maybe_resolve_stop
 from imtheboss.engine.lineup import can_supply, lineup, still_needed
 from imtheboss.engine.negotiation import emit_terms
 from imtheboss.engine.orders import Orders, OrdersError
-from imtheboss.engine.state import GameState, Terms, format_time, parse_time
+from imtheboss.engine.state import GameState, Terms, format_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
 from imtheboss.engine.views import last_call_waiting_for, stop_waiting_for
 
@@ -58,13 +59,6 @@ def _step(ctx: Ctx) -> bool:
     )
 
 
-def fair_price(s: GameState) -> int:
-    """A11: the proxy's price for one investor card in the running deal: the proceeds split
-    evenly among the investors the space needs and the boss, at least 1 M."""
-    space = s.board.spaces[s.deal.space]
-    return max(1, deal_proceeds(s) // (space.investor_count + 1))
-
-
 # -- the proxy's window (A11) ----------------------------------------------------------------
 
 
@@ -76,13 +70,9 @@ def _schedule_proxies(ctx: Ctx) -> bool:
     for seat in range(s.n):
         if not s.away[seat] or s.proxied[seat] or seat in s.proxy_windows:
             continue
-        since = parse_time(s.last_act[seat]) if s.last_act[seat] else ctx.at
-        due = since + timedelta(hours=hours)
-        if due <= ctx.at:
-            ctx.emit("proxy_started", {"seat": seat})
-        else:
-            data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
-            ctx.emit("proxy_scheduled", data)
+        due = ctx.at + timedelta(hours=hours)  # it became away now, after its last presence
+        data = {"seat": seat, "window": f"w{s.window_seq}", "deadline": format_time(due)}
+        ctx.emit("proxy_scheduled", data)
         return True
     return False
 
@@ -167,7 +157,15 @@ def _answer(ctx: Ctx, seat: int, window: str, answer: str) -> None:
 def _posted(s: GameState, seat: int, letter: str) -> tuple[str, int] | None:
     if s.proxied[seat]:
         return ("cash", fair_price(s))
-    return s.orders[seat].price_for(letter)
+    return in_cash(s, s.orders[seat].price_for(letter))
+
+
+def in_cash(s: GameState, price: tuple[str, int] | None) -> tuple[str, int] | None:
+    """An order's price with a ``fair`` one (``("fair", n)``: the fair price plus n M, A10)
+    made a cash price for the running deal; others as they are."""
+    if price is None or price[0] != "fair":
+        return price
+    return ("cash", fair_price(s) + price[1])
 
 
 def _as_seat(ctx: Ctx, seat: int, type_: str, data: dict) -> None:
@@ -289,8 +287,8 @@ def _boss_accepts(ctx: Ctx) -> bool:
     for t in list(deal.terms.values()):
         if t.by != "provider" or t.letter not in needed:
             continue
-        limit = orders.limit_for(t.letter)
-        if limit is not None and price_value(s, t.price) <= limit and _fits(s, t):
+        limit = in_cash(s, orders.limit_for(t.letter))
+        if limit is not None and price_value(s, t.price) <= limit[1] and _fits(s, t):
             _agree(ctx, t, by_boss=True)
             return True
     return False

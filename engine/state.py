@@ -33,8 +33,9 @@ from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, NamedTuple
 
+from imtheboss.engine import prices
 from imtheboss.engine.board import Board, stored_board
-from imtheboss.engine.cards import CARD_NAMES, TILE_VALUES
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
 from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED, Orders, stored_orders
@@ -202,7 +203,7 @@ class GameState:
     @property
     def share_value(self) -> int:
         """The value of one share (M): the top deal tile's (R1.2); 0 when none is left."""
-        return TILE_VALUES[self.tiles[0]] if self.tiles else 0
+        return prices.share_value(self.tiles)
 
     def seat_investors(self, seat: int) -> list[str]:
         return sorted(letter for letter, s in self.investors.items() if s == seat)
@@ -689,6 +690,7 @@ _HANDLERS = {
     "game_ended": _game_ended,
     "chat": _chat,
     "seat_away": _seat_away,
+    "seat_present": _chat,  # A11: the fold of every own event clears away and proxied
     "deadlines_extended": _deadlines_extended,
     "window_extended": _window_extended,
     "seat_replaced": _seat_replaced,
@@ -710,7 +712,16 @@ def card_name(card_id: int) -> str:
 # -- snapshots --------------------------------------------------------------------------------
 
 SNAPSHOT_FORMAT = 3
-FOLDING_MODULES = ("state", "board", "cards", "events", "options", "orders", "stored")
+FOLDING_MODULES = (
+    "state",
+    "board",
+    "cards",
+    "events",
+    "options",
+    "orders",
+    "prices",
+    "stored",
+)
 
 
 class SnapshotError(ValueError):

@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from imtheboss.engine import prices
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.cards import CARD_NAMES, card_kind, card_letter, multiset
+from imtheboss.engine.context import fair_price
 from imtheboss.engine.events import Event
 from imtheboss.engine.lineup import can_supply, lineup, missing
 from imtheboss.engine.state import GameState, Terms, format_time
@@ -28,7 +30,7 @@ def _price_json(price: tuple[str, int]) -> dict[str, int]:
 
 
 def _price_value(state: GameState, price: tuple[str, int]) -> int:
-    return price[1] if price[0] == "cash" else price[1] * state.share_value
+    return prices.price_value(*price, state.share_value)
 
 
 def _target_text(state: GameState, target: str | None) -> str | None:
@@ -137,7 +139,7 @@ def _deal_view(state: GameState) -> dict[str, Any] | None:
     if deal is None:
         return None
     space = state.board.spaces[deal.space]
-    proceeds = space.shares * state.share_value
+    proceeds = prices.proceeds(space.shares, state.share_value)
     agreements = [_terms_view(state, t) for t in deal.agreements.values()]
     out: dict[str, Any] = {
         "space": deal.space,
@@ -147,6 +149,8 @@ def _deal_view(state: GameState) -> dict[str, Any] | None:
         "deadline": format_time(deal.window.deadline),
         "expired": deal.expired,
         "proceeds": proceeds,
+        "fair_price": fair_price(state),
+        "letters": sorted(space.letters),
         "committed": sum(a["amount"] for a in agreements),
         "boss_investors": [x for x in state.seat_investors(deal.boss) if x in space.letters],
         "table_family": [{"card": CARD_NAMES[c], "owner": o} for c, o in deal.table_family],
@@ -229,11 +233,14 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
     return out
 
 
+PRIVATE_EVENTS = frozenset({"orders_set", "seat_present"})  # only their seat sees them
+
+
 def redact_event(event: Event, seat: int | None) -> dict[str, Any]:
     """An event as ``seat`` may see it (A8), as JSON-ready data: other seats' drawn cards and
     hands become counts, the draw pile its size, the seed and forced dice disappear."""
-    if event.type == "orders_set" and event.by != seat:
-        return {"type": "private", "by": None}  # A10: another seat's orders
+    if event.type in PRIVATE_EVENTS and event.by != seat:
+        return {"type": "private", "by": None}  # A10, A11: another seat's orders or presence
     out = event.to_json()
     if out.get("order") and event.by != seat:
         del out["order"]  # A10: only the seat itself sees that its order acted
@@ -482,7 +489,7 @@ def _answers(s: GameState, t: Terms, other: int) -> list[dict[str, Any]]:
     deal = s.deal
     out = [_reject(t, other)]
     committed = sum(_price_value(s, a.price) for a in deal.agreements.values())
-    proceeds = s.board.spaces[deal.space].shares * s.share_value
+    proceeds = prices.proceeds(s.board.spaces[deal.space].shares, s.share_value)
     if committed + _price_value(s, t.price) <= proceeds:
         out.insert(
             0, {"do": "accept", "with": other, "letter": t.letter, "price": _price_json(t.price)}

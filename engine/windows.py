@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from imtheboss.engine.closing import (
     close_deal,
     fail_deal,
@@ -14,10 +16,11 @@ from imtheboss.engine.context import (
 )
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.influence import maybe_resolve_stop, stop_eligible, take_effect
-from imtheboss.engine.state import GameState, Window
+from imtheboss.engine.state import GameState, Window, parse_time
 from imtheboss.engine.turn import discard_done, do_draw, do_open_deal, roll_die
 
 MAX_EXTEND = 365 * 86400  # seconds
+PRESENCE_REFRESH = 0.25  # A11: a seat's presence is recorded again after this share of the hours
 
 
 def due_windows(s: GameState) -> list[Window]:
@@ -115,7 +118,31 @@ def _away(ctx: Ctx) -> None:
             maybe_close(ctx, None)
 
 
+def presence_matters(state: GameState, seat: int, at: datetime) -> bool:
+    """A6, A11: whether ``seat`` showing up at ``at`` (aware UTC) changes what the engine does:
+    the seat is away, proxied or has a proxy window, or (in a game with the away proxy) its last
+    recorded presence is older than ``PRESENCE_REFRESH`` of the proxy hours. Only then is its
+    presence worth an event (``present``); a page view in between stays out of the log."""
+    if state.away[seat] or state.proxied[seat] or seat in state.proxy_windows:
+        return True
+    hours = state.options.proxy_hours
+    last = state.last_act[seat]
+    if not hours or last is None:
+        return bool(hours)
+    return at - parse_time(last) >= timedelta(hours=hours) * PRESENCE_REFRESH
+
+
+def _present(ctx: Ctx) -> None:
+    """A6, A11: the seat showed up (its game page, a mail link, a reply; sent by the server,
+    never a move): it is not away nor proxied any more, and the proxy's count starts again from
+    now. Refused (``bad_command``) when it would change nothing (``presence_matters``)."""
+    if not presence_matters(ctx.s, ctx.by, ctx.at):
+        raise RuleError("bad_command", "your presence is already recorded", "A11")
+    ctx.emit("seat_present", {"seat": ctx.by}, ctx.by)
+
+
 HANDLERS = {
+    "present": _present,
     "timeout": _timeout,
     "extend": _extend,
     "away": _away,

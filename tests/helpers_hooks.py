@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import random
+import socket
 import ssl
 import threading
 from collections.abc import Callable
@@ -97,6 +98,62 @@ class Receiver:
     def at(self, path: str) -> list[Received]:
         with self._lock:
             return [r for r in self.received if r.path == path]
+
+
+class Dripper:
+    """A hostile HTTPS receiver on 127.0.0.1 (a certificate for ``localhost``): it reads each
+    request, then answers ``200`` and one more header line every ``every`` seconds, never
+    ending the headers, until ``stop()``. ``dripping()``: connections it is dripping into now;
+    ``lines``: header lines sent in all."""
+
+    def __init__(self, ca: trustme.CA, every: float = 0.2) -> None:
+        self.every = every
+        self.lines = 0
+        self._open = 0
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ca.issue_cert("localhost").configure_cert(self._context)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"https://localhost:{self.port}{path}"
+
+    def dripping(self) -> int:
+        with self._lock:
+            return self._open
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                raw, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._drip, args=(raw,), daemon=True).start()
+
+    def _drip(self, raw: socket.socket) -> None:
+        try:
+            with self._context.wrap_socket(raw, server_side=True) as conn:
+                conn.recv(65536)  # the request (headers and a small body)
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                with self._lock:
+                    self._open += 1
+                try:
+                    while not self._stopped.wait(self.every):
+                        conn.sendall(f"X-Drip-{self.lines}: 1\r\n".encode())
+                        with self._lock:
+                            self.lines += 1
+                finally:
+                    with self._lock:
+                        self._open -= 1
+        except OSError:
+            return  # the client gave up (or the handshake failed)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._listener.close()
 
 
 def _ok(path: str, n: int) -> tuple[int, dict[str, str]]:

@@ -15,6 +15,7 @@ from flask import Flask, current_app, jsonify, make_response, render_template, r
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from imtheboss.engine import languages
 from imtheboss.web import logs, outage
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError
@@ -26,7 +27,7 @@ from werkzeug.exceptions import HTTPException
 # The templates ship inside the package, beside ``web`` (``imtheboss/templates`` in a wheel, the
 # top-level ``templates/`` folder in a checkout).
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-LANGUAGES = {"en": "English", "zh_Hans": "简体中文", "zh_Hant": "繁體中文"}
+LANGUAGES = languages.names()  # {code: name}: the menus and every check of a code
 
 csrf = CSRFProtect()
 migrate = Migrate()
@@ -73,14 +74,8 @@ def select_locale() -> str:
     chosen = page_language()
     if chosen:
         return chosen
-    best = request.accept_languages.best_match(
-        ["en", "zh_Hans", "zh_Hant", "zh-CN", "zh-TW", "zh-HK", "zh"]
-    )
-    if best in ("zh-TW", "zh-HK"):
-        return "zh_Hant"
-    if best in ("zh-CN", "zh", "zh_Hans"):
-        return "zh_Hans"
-    return best if best in LANGUAGES else "en"
+    tags = languages.accept_tags()
+    return tags.get(request.accept_languages.best_match(list(tags)) or "", languages.DEFAULT)
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -180,6 +175,7 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.served",
         "imtheboss.web.story_page",
         "imtheboss.web.operator_replies",
+        "imtheboss.web.rules_page",
     ):
         try:
             module = importlib.import_module(name)

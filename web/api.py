@@ -20,8 +20,10 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
+from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from imtheboss.web import negotiations
 from imtheboss.web.inputs import json_body
 from imtheboss.web.limits import client_address, command_spending, spending
 from imtheboss.web.models import EventRecord, Game, db
@@ -161,21 +163,25 @@ def _game_json(game: Game) -> dict[str, Any]:
 # -- endpoints -------------------------------------------------------------------------------
 
 
-def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str]]:
-    """``[(name, email)]`` and each player's ``language`` (``""``: none given, the address's
-    default stands) of the request's ``players``. Raises the 400 ``bad_settings`` error for a
-    malformed player or a language the server does not have (``service.SEAT_LANGUAGES``)."""
+def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """``[(name, email)]``, each player's ``language`` (``""``: none given, the address's
+    default stands) and each player's ``timezone`` (stripped; ``""``: none given) of the
+    request's ``players``. Raises the 400 ``bad_settings`` error for a malformed player or a
+    language the server does not have (``service.SEAT_LANGUAGES``); an unknown zone is
+    ``create_game``'s 400."""
     pairs: list[tuple[str, str]] = []
     languages: list[str] = []
     for player in players:
         if (
             not isinstance(player, dict)
-            or set(player) - {"name", "email", "language"}
+            or set(player) - {"name", "email", "language", "timezone"}
             or not isinstance(player.get("name"), str)
             or not isinstance(player.get("email"), str)
+            or not isinstance(player.get("timezone", ""), str)
         ):
             raise _bad(
-                "bad_settings", 'each player is {"name": text, "email": text, "language": text}'
+                "bad_settings",
+                'each player is {"name": text, "email": text, "language": text, "timezone": text}',
             )
         language = player.get("language", "")
         if not isinstance(language, str) or language not in SEAT_LANGUAGES | {""}:
@@ -185,24 +191,29 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str]]:
             )
         pairs.append((player["name"], player["email"]))
         languages.append(language)
-    return pairs, languages
+    return pairs, languages, [player.get("timezone", "").strip() for player in players]
 
 
 @bp.post("/games")
 def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
-    "language"}],
-    "options", "board", "creator_email", "orders"}`` (``creator_email`` required; ``orders``:
-    every seat's first standing orders, ``"recommended"`` (the default) or ``"none"``, A10;
-    ``language``: the player's invitation and mail, ``en``, ``zh_Hans`` or ``zh_Hant``, else the
-    address's default; the
+    "language", "timezone"}], "options", "board", "creator_email", "creator_timezone",
+    "orders"}`` (``creator_email`` required; ``language``: the player's invitation and mail,
+    a code of ``engine.languages``, else the address's default; each ``timezone`` optional,
+    an IANA name: the seat's zone unless the address chose one, ``creator_timezone`` the
+    organiser's mail's; ``orders``: the table's pace, every seat's first standing orders,
+    ``"brisk"`` (the default, ``orders.DEFAULT_PACE``), ``"standard"`` or ``"relaxed"``
+    (``orders.PACES``), A10; the
     away proxy, ``options.proxy_hours``, defaults to ``SERVER_PROXY_HOURS``, A11). Answers 201
     ``{"game_id", "admin_token", "status": "unconfirmed"}``: the game starts, and each seat's
     secret link goes to that seat's email only (the invitation), once the organiser confirms
     their address by the link mailed to it (``create_game(confirmed=False)``). Abuse limits:
     ``imtheboss.web.limits``."""
     body = _json_body()
-    _only(body, {"title", "players", "options", "board", "creator_email", "orders"})
+    _only(
+        body,
+        {"title", "players", "options", "board", "creator_email", "orders", "creator_timezone"},
+    )
     title = body.get("title", "")
     players = body.get("players")
     options = body.get("options", {})
@@ -212,7 +223,10 @@ def create() -> ResponseReturnValue:
         raise _bad("bad_settings", "title and creator_email are strings")
     if not isinstance(players, list) or not 2 <= len(players) <= 6:
         raise _bad("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
-    pairs, languages = _players(players)
+    pairs, languages, zones = _players(players)
+    creator_zone = body.get("creator_timezone", "")
+    if not isinstance(creator_zone, str):
+        raise _bad("bad_settings", "creator_timezone is a string")
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -228,8 +242,10 @@ def create() -> ResponseReturnValue:
             board,
             creator_email=creator_email,
             confirmed=False,
-            starting_orders=body.get("orders", "recommended"),
+            starting_orders=body.get("orders", DEFAULT_PACE),
             languages=languages if any(languages) else None,
+            zones=zones,
+            creator_zone=creator_zone.strip(),
         )
     return jsonify(
         {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}
@@ -273,8 +289,14 @@ def events(game_id: str) -> ResponseReturnValue:
     ).all()
     more = len(rows) > limit
     rows = rows[:limit]
+    since = negotiations.handed_over(game_id, seat)  # A13: the old player's are not the new's
     out = [
-        _event_json(Event.from_json({**body, "type": type_, "by": by}), seat, seq, at)
+        _event_json(
+            Event.from_json({**body, "type": type_, "by": by}),
+            seat if seq > since else None,
+            seq,
+            at,
+        )
         for seq, type_, body, by, at in rows
     ]
     last_seq = max([game.last_seq] + [e["seq"] for e in out])

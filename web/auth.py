@@ -7,10 +7,11 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 
 from __future__ import annotations
 
-from flask import abort, request, session
+from flask import abort, g, redirect, render_template, request, session
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
+from werkzeug.wrappers import Response
 
 
 def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> None:
@@ -28,6 +29,49 @@ def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> Non
     session["seats"] = seats
     session["landing"] = game_id
     session.permanent = True
+
+
+CSRF_KEY = "csrf_token"  # Flask-WTF's name for the secret, in the session and on ``g``
+
+
+def renew_csrf() -> None:
+    """Give the browser a new CSRF secret (at sign-in, and when it switches to another seat):
+    a token read before, by whoever read it, no longer passes."""
+    session.pop(CSRF_KEY, None)
+    g.pop(CSRF_KEY, None)
+
+
+def holder_other_than(game_id: str, seat: Seat) -> str | None:
+    """Who this browser already is, when opening ``seat`` would switch it to someone else: the
+    name of another seat of ``game_id`` it holds, or the address it signed in as when
+    ``seat`` is not that address's; else ``None`` (no seat yet, or the same one)."""
+    from imtheboss.web import players
+
+    held = current_seat(game_id)
+    if held is not None and held != seat.seat_index:
+        name = db.session.execute(
+            select(Seat.name).where(Seat.game_id == game_id, Seat.seat_index == held)
+        ).scalar_one_or_none()
+        return name
+    player = players.signed_in()
+    if held is None and player is not None and players.key(seat.email) != player:
+        return player
+    return None
+
+
+def open_seat(game_id: str, seat: Seat, page: str) -> Response | str:
+    """A seat's link (``GET`` from a mail or chat; ``POST`` from the question it may ask):
+    sign the browser in as ``seat`` and go to ``page``, at once on the first open or the
+    same seat; when the browser is someone else here (``holder_other_than``), a ``GET`` only
+    asks "You are signed in as X; open as Y?" and changes nothing, its ``POST`` (CSRF)
+    switches, with a new CSRF secret."""
+    current = holder_other_than(game_id, seat)
+    if current is not None and request.method != "POST":
+        return render_template("seat_switch.html", current=current, seat=seat, page=page)
+    remember_seat(game_id, seat)
+    if current is not None:
+        renew_csrf()
+    return redirect(page, 303)
 
 
 def remember_admin(game_id: str) -> None:

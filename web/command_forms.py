@@ -180,7 +180,8 @@ def command_forms(
 ) -> list[tuple[str, str, list[CommandForm]]]:
     """The legal commands as forms, grouped: ``[(group key, title, forms)]`` in a fixed order
     (your turn, answer the window, answer the terms, close or fail, negotiate, play a card,
-    talk). The boss's proposals for family cards and for no card are marked ``fold``."""
+    talk). The boss's proposals for family cards and for no card, and a travel card on the
+    player's own family card, are marked ``fold`` (``_folded``)."""
     grouped: dict[str, list[CommandForm]] = {key: [] for key in GROUPS}
     for cmd in commands:
         do = cmd["do"]
@@ -206,11 +207,23 @@ def command_forms(
                 group=group,
                 count=int(cmd.get("count", 0)),
                 style=style,
-                fold=do == "propose" and not str(cmd.get("card")).startswith("investor:"),
+                fold=_folded(cmd, (v.get("you") or {}).get("seat")),
             )
         )
     grouped["negotiate"].sort(key=_negotiate_order)  # stable: the engine's order within a kind
     return [(key, str(GROUPS[key]), forms) for key, forms in grouped.items() if forms]
+
+
+def _folded(cmd: dict[str, Any], me: int | None) -> bool:
+    """A legal move shown folded away, not offered beside the others: the boss's proposals for
+    a family card or for no card, and a travel card on one's own family card on the table
+    (legal, R5.2 forbids only one's own investor, R5.1; it only throws away one's own card)."""
+    if cmd["do"] == "propose":
+        return not str(cmd.get("card")).startswith("investor:")
+    if cmd["do"] == "travel" and me is not None:
+        target = str(cmd.get("target"))
+        return target.startswith("family:") and target.endswith(f"@{me}")
+    return False
 
 
 _NEGOTIATE_ORDER = ("play_family", "offer", "propose", "withdraw")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import cache, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel.dates import format_datetime, format_timedelta, get_timezone_location
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
+from imtheboss.engine import prices
 from markupsafe import Markup, escape
 
 # -- time ------------------------------------------------------------------------------------
@@ -39,9 +41,36 @@ def valid_timezone(name: str) -> bool:
 NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
 
 
+def zone_choices() -> tuple[tuple[str, str], ...]:
+    """What a zone picker offers, in the page's language: ``(name, label)`` for each of
+    ``zone_names``, the label as ``zone_text`` writes it (``UTC+8, Taipei``), so a player can
+    search by city or offset and reads no raw name alone. Made once an hour per language."""
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    return _zone_choices(str(get_locale() or "en"), hour)
+
+
+@lru_cache(maxsize=8)
+def _zone_choices(lang: str, hour: datetime) -> tuple[tuple[str, str], ...]:
+    return tuple((name, zone_text(name, hour)) for name in zone_names())
+
+
+@cache
+def zone_names() -> tuple[str, ...]:
+    """The zones a zone picker offers: ``UTC``, then every ``Area/City`` name this server knows
+    (no ``Etc/`` ones), sorted (read once per process)."""
+    names = sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))
+    return ("UTC", *names)
+
+
 def when(value: datetime | str) -> datetime:
     """An aware datetime from a datetime or the engine's ISO 8601 text."""
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def datetime_attr(value: datetime | str) -> str:
+    """``value`` for a ``<time datetime>`` attribute: ISO 8601 in UTC to the whole second
+    (``2026-03-01T09:00:00+00:00``), since HTML's valid date strings take no microseconds."""
+    return when(value).astimezone(UTC).replace(microsecond=0).isoformat()
 
 
 def local_time(value: datetime | str | None, tz: str) -> str:
@@ -102,6 +131,14 @@ def time_left(value: datetime | str | None, now: datetime) -> str:
     )
 
 
+def duration_text(seconds: int | float) -> str:
+    """A length of time for people, in the page's language (``24 hours``, ``30 minutes``,
+    ``2 days``): a window's length."""
+    return format_timedelta(
+        timedelta(seconds=seconds), threshold=2, format="long", locale=get_locale()
+    )
+
+
 def is_past(value: datetime | str | None, now: datetime) -> bool:
     """True when the deadline ``value`` has passed."""
     return value is not None and when(value) <= now
@@ -144,15 +181,19 @@ def card_text(name: str | None, players: list[str] | None = None) -> str:
 
 def price_text(price: dict[str, int] | None, share_value: int | None = None) -> str:
     """``{"cash": 3}`` -> ``3 M``; ``{"shares": 1}`` -> ``1 share (2 M)`` when the share value
-    is known."""
+    is known; ``{"fair": 2}`` -> ``the fair price plus 2 M`` (A11's fair price, A10)."""
     if not price:
         return ""
     kind, amount = next(iter(price.items()))
     if kind == "cash":
         return _("%(num)d M", num=amount)
+    if kind == "fair":
+        if amount == 0:
+            return _("the fair price")
+        return _("the fair price plus %(num)d M", num=amount)
     text = ngettext("%(num)d share", "%(num)d shares", amount)
     if share_value:
-        text += " " + _("(%(value)d M)", value=amount * share_value)
+        text += " " + _("(%(value)d M)", value=prices.price_value(kind, amount, share_value))
     return text
 
 

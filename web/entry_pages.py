@@ -16,7 +16,7 @@ from flask import (
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.web import LANGUAGES, inputs
-from imtheboss.web.auth import remember_admin, remember_seat
+from imtheboss.web.auth import open_seat, remember_admin
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm
 from imtheboss.web.limits import TooMany, client_address, spending
 from imtheboss.web.pages import admin_only, bp
@@ -50,6 +50,7 @@ def new_game() -> Any:
             try:
                 players = form.player_rows()
                 languages = form.player_languages()
+                zones = form.player_zones()
                 board = _board_from(form)
                 with spending("invitations", client_address(), cost=len(players)):
                     created = create_game(
@@ -68,8 +69,10 @@ def new_game() -> Any:
                         board=board,
                         creator_email=form.creator_email.data or "",
                         confirmed=False,
-                        starting_orders="recommended" if form.recommended_orders.data else "none",
+                        starting_orders=form.pace.data,
                         languages=languages,
+                        zones=zones,
+                        creator_zone=form.creator_zone(),
                     )
             except ValueError as exc:
                 errors.append(str(exc))
@@ -121,15 +124,16 @@ def _board_from(form: NewGameForm) -> Any:
         raise ValueError(_("the board file is not valid JSON: %(error)s", error=str(exc))) from None
 
 
-@bp.get("/g/<gid>/s/<token>")
-def seat_link(gid: str, token: str) -> Response:
+@bp.route("/g/<gid>/s/<token>", methods=["GET", "POST"])
+def seat_link(gid: str, token: str) -> Response | str:
     """A seat's secret link: signs this browser in as that seat (the session cookie only; no
-    game state changes on a GET) and goes on to the game page, so the token leaves the URL."""
+    game state changes) and goes on to the game page, so the token leaves the URL; a browser
+    that is someone else here is asked first (``auth.open_seat``)."""
     seat = seat_by_token(gid, token)
-    remember_seat(gid, seat)
-    if seat.locale in LANGUAGES and "lang" not in session:
+    answer = open_seat(gid, seat, url_for("pages.game_page", gid=gid))
+    if seat.locale in LANGUAGES and "lang" not in session and isinstance(answer, Response):
         session["lang"] = seat.locale
-    return redirect(url_for("pages.game_page", gid=gid), 303)
+    return answer
 
 
 @bp.get("/g/<gid>/admin/<token>")

@@ -8,7 +8,9 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
+from imtheboss.engine import languages
 from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
+from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
@@ -64,12 +66,9 @@ class MultiCheckboxField(SelectMultipleField):
     option_widget = CheckboxInput()
 
 
-LANGUAGE_CODES = ("en", "zh_Hans", "zh_Hant")
-LANGUAGE_CHOICES = [
-    SelectChoice("", _l("As my browser asks")),
-    SelectChoice("en", "English"),
-    SelectChoice("zh_Hans", "简体中文"),
-    SelectChoice("zh_Hant", "繁體中文"),
+LANGUAGE_CODES = languages.CODES
+LANGUAGE_CHOICES = [SelectChoice("", _l("As my browser asks"))] + [
+    SelectChoice(row.code, row.name) for row in languages.LANGUAGES
 ]
 
 
@@ -85,6 +84,9 @@ class PlayerRow(Form):
         choices=LANGUAGE_CHOICES[1:],  # a language, never "as my browser asks"
         validate_choice=False,  # checked by NewGameForm.player_languages, with a clear message
     )
+    timezone = StringField(
+        _l("Time zone"), [Optional(), Length(max=64)]
+    )  # NewGameForm.player_zones
 
 
 def _finite(form: Any, field: Any) -> None:
@@ -137,6 +139,7 @@ class NewGameForm(FlaskForm):
             Length(max=254),
         ],
     )
+    creator_timezone = StringField(_l("Your time zone"), [Optional(), Length(max=64)])
     players = FieldList(FormField(PlayerRow), min_entries=MAX_PLAYERS, max_entries=MAX_PLAYERS)
     turn_hours = _hours(_l("Turn window (hours)"), DEFAULT_WINDOWS["turn"])
     stop_hours = _hours(_l("Stop window (hours)"), DEFAULT_WINDOWS["stop"])
@@ -151,12 +154,24 @@ class NewGameForm(FlaskForm):
         _l("After a closed deal the next player must roll before dealing")
     )
     open_money = BooleanField(_l("Open money: everyone sees every money total"))
-    recommended_orders = BooleanField(
-        _l(
-            "Start every player with the recommended standing orders: cards not aimed at them"
-            " happen and every last call passes without waiting (each player can change them)"
-        ),
-        default=True,
+    pace = RadioField(
+        _l("Pace: the standing orders every player starts with (each player can change them)"),
+        choices=[
+            SelectChoice(
+                "brisk",
+                _l(
+                    "Brisk: cards not aimed at you happen, last calls pass, your investors are"
+                    " offered at the fair price, as boss you accept up to the fair price plus"
+                    " 2 M and close when the deal is complete"
+                ),
+            ),
+            SelectChoice(
+                "standard",
+                _l("Standard: cards not aimed at you happen and last calls pass"),
+            ),
+            SelectChoice("relaxed", _l("Relaxed: every question waits for you")),
+        ],
+        default=DEFAULT_PACE,
     )
     proxy_hours = SmallIntegerField(
         _l("Play for a player who has been away this many hours (0: never)"),
@@ -193,6 +208,21 @@ class NewGameForm(FlaskForm):
         """The language of each filled player row, in seat order (``player_rows``'s order)."""
         return [lang for _name, _email, lang in self._filled()]
 
+    def player_zones(self) -> list[str]:
+        """The time zone of each filled player row, in seat order (``""``: none given, the
+        player's own default or UTC). Raises ``ValueError`` with a message for a zone this
+        server does not know."""
+        zones = []
+        for entry in self.players.entries:
+            if (entry.form.name.data or "").strip() or (entry.form.email.data or "").strip():
+                zones.append(_known_zone(entry.form.timezone.data))
+        return zones
+
+    def creator_zone(self) -> str:
+        """The organiser's time zone (the times of their mail; ``""``: UTC). Raises
+        ``ValueError`` with a message for a zone this server does not know."""
+        return _known_zone(self.creator_timezone.data)
+
     def _filled(self) -> list[tuple[str, str, str]]:
         rows = []
         for entry in self.players.entries:
@@ -204,7 +234,8 @@ class NewGameForm(FlaskForm):
                 raise ValueError(_l("every player needs both a name and an email address"))
             lang = entry.form.language.data or "en"
             if lang not in LANGUAGE_CODES:
-                raise ValueError(_l("each player's language is English, 简体中文 or 繁體中文"))
+                names = ", ".join(languages.names().values())
+                raise ValueError(_l("each player's language is one of %(names)s", names=names))
             rows.append((name, email, lang))
         if not 2 <= len(rows) <= MAX_PLAYERS:
             raise ValueError(_l("a game takes 2 to 6 players (two play by the two-player rules)"))
@@ -246,6 +277,14 @@ def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
         end_field.errors = [*end_field.errors, _l("A night lasts at most 12 hours.")]
         return False
     return ok
+
+
+def _known_zone(value: str | None) -> str:
+    """``value`` stripped, when empty or a zone this server knows; else ``ValueError``."""
+    name = (value or "").strip()
+    if name and not valid_timezone(name):
+        raise ValueError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
+    return name
 
 
 def _timezone(form: Any, field: Any) -> None:

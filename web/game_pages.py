@@ -28,6 +28,7 @@ from imtheboss.web import (
     money_chart,
     negotiations,
     organiser_pages,
+    presence,
     story,
     timeline,
 )
@@ -40,6 +41,7 @@ from imtheboss.web.service import (
     get_game,
     load_state,
     mark_seen,
+    now_utc,
     seats_of,
     submit,
 )
@@ -90,13 +92,15 @@ def state_context(
         forms = command_forms.command_forms(legal_commands(state, seat), v, players)
         for _key, _title, group in forms:
             decisions.explain_missing_accepts(group, v, seat)
+            decisions.explain_missing_close(group, v, seat)
     # the live page names each event's seats as they were then (the replay's state already does)
     names = negotiations.names_by_seq(game.id, players) if acting else players
+    since = negotiations.handed_over(game.id, seat)  # A13: the old player's are not the new one's
     chat_rows = [timeline.event_row(seq, at, ev, names, seat) for seq, at, ev in chat]
     recent_rows = [
-        timeline.event_row(seq, at, ev, names, seat)
+        timeline.event_row(seq, at, ev, names, seat if seq > since else None)
         for seq, at, ev in recent
-        if timeline.visible(ev, seat)
+        if timeline.visible(ev, seat if seq > since else None)
     ]
     recent_rows.reverse()
     space_of_deal = v["deal"]["space"] if v["deal"] else None
@@ -144,10 +148,13 @@ def game_page(gid: str) -> str:
     if waiting is not None:
         return waiting
     game, seat, admin = viewer(gid)
+    landing = session.pop("landing", None) == gid
+    looked = seat is not None and not landing and request.method != "HEAD"
+    if looked and presence.note_presence(gid, seat, now_utc()):  # A11: back from the proxy
+        game = get_game(gid)
     ctx = _live_context(game, seat, admin)
     ctx["notices"] = get_flashed_messages()
-    landing = session.pop("landing", None) == gid
-    if seat is not None and not landing and request.method != "HEAD":
+    if looked:
         mark_seen(gid, seat, game.last_seq)
     return render_template("game.html", **ctx)
 

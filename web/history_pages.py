@@ -15,6 +15,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web import negotiations, story, timeline
 from imtheboss.web.models import Game, Notification, db
+from imtheboss.web.notify import ANSWER_KINDS
 from imtheboss.web.pages import bp, frame, seat_only, viewer
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import (
@@ -40,10 +41,11 @@ def history(gid: str) -> str:
     upto = game.last_seq - (page - 1) * HISTORY_PAGE
     after = max(0, upto - HISTORY_PAGE)
     players = negotiations.names_by_seq(gid, list(state.players))
+    since = negotiations.handed_over(gid, seat)  # A13: the old player's events are not the new's
     rows = [
-        timeline.event_row(seq, at, ev, players, seat)
+        timeline.event_row(seq, at, ev, players, seat if seq > since else None)
         for seq, at, ev in negotiations.records(gid, after=after, upto=upto)
-        if timeline.visible(ev, seat)
+        if timeline.visible(ev, seat if seq > since else None)
     ]
     rows.reverse()
     ctx = frame(game, seat, admin, state)
@@ -90,13 +92,19 @@ def inbox(gid: str) -> str:
     state = load_state(game)
     ctx = frame(game, seat, admin, state)
     links = _inbox_links(game, state, seat, rows)
-    text = partial(story.row_text, can_stop=has_stop_card(state, seat))
-    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=text)
+    text = partial(story.row_text, can_stop=has_stop_card(state, seat), facts=False)
+    waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
+    over = [
+        r.kind in ASKING and (r.body or {}).get("window") not in waiting for r in rows
+    ]  # a question whose window no longer waits for the seat (answered, or ended)
+    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=text, over=over)
     page = render_template("inbox.html", **ctx)
     if rows and request.method != "HEAD":
         _mark_read(gid, seat, rows[0].id)
     return page
 
+
+ASKING = frozenset({*ANSWER_KINDS.values(), "reminder"})  # rows asking in a window
 
 DEAL_NOTES = frozenset({"deal_opened", "offer", "agreement", "boss_changed"})
 DEAL_NOTES |= {"deal_closed", "deal_failed"}

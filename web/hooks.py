@@ -30,6 +30,7 @@ from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine import languages
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
 from imtheboss.engine.views import redact_event
@@ -54,7 +55,7 @@ KINDS = {
 
 WITH_DEADLINE = ("turn", "deal_opened", "window_opened")
 HOOK_KINDS = {"discord": "Discord", "slack": "Slack", "json": _l("JSON (signed)")}
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 MAX_HOOKS = 5  # per game
 DISCORD_MAX = 2000  # characters of a Discord message
 

@@ -11,11 +11,16 @@ is set, so every web process shares one count; memory in the embedded default).
   (``command_spending``);
 - wrong secrets, per client address (``RATELIMIT_BAD_SECRETS``): each 403 of a route that takes
   a secret (seat, admin, mailed, unsubscribe and confirm links, the API's bearer tokens, the
-  operator token, sign-in links, ``/api/me`` tokens). Once they are used up, those routes refuse
-  even the right secret until the window moves on;
+  operator token, sign-in links, ``/api/me`` tokens). Once they are used up, a wrong secret gets
+  a 429 until the window moves on, but the right one still opens (``_count_wrong_secret``): the
+  secrets are too long to guess, and one player behind a shared address (a NAT) must not lock
+  the others out;
 - sign-in links asked for (``imtheboss.web.signin``), per client address
-  (``RATELIMIT_SIGN_IN``) and per address asked for (``RATELIMIT_SIGN_IN_ADDRESS``): each link
-  asked for counts, whether or not the address has games.
+  (``RATELIMIT_SIGN_IN``), per address asked for and client address
+  (``RATELIMIT_SIGN_IN_ADDRESS``), and per address from all clients
+  (``RATELIMIT_SIGN_IN_MAILBOX``), which a browser that signed in with a link of that address
+  skips: each link asked for counts, whether or not the address has games, and a stranger's
+  asks never use up the owner's.
 
 Each setting is in Flask-Limiter's notation (``"10 per hour; 20 per day"``). A refusal is a 429
 with ``Retry-After`` (seconds) and a message in plain words in the reader's language (the error
@@ -36,7 +41,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from flask import Flask, current_app, make_response
+from flask import Flask, current_app, make_response, request
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_limiter import Limiter, RateLimitExceeded
@@ -54,6 +59,7 @@ SETTINGS = {
     "bad_secrets": "RATELIMIT_BAD_SECRETS",
     "sign_in": "RATELIMIT_SIGN_IN",
     "sign_in_address": "RATELIMIT_SIGN_IN_ADDRESS",
+    "sign_in_mailbox": "RATELIMIT_SIGN_IN_MAILBOX",
     "mail_replies": "RATELIMIT_MAIL_REPLIES",
 }
 NEW_GAME_ENDPOINTS = ("pages.new_game", "api.create")
@@ -108,16 +114,28 @@ def init_limits(app: Flask) -> None:
         # a game was made: the API answers 201, the form sends the browser on with 303
         deduct_when=lambda response: response.status_code in (201, 303),
     )
-    secrets = limiter.shared_limit(
-        _setting("bad_secrets"),
-        scope="bad_secrets",
-        deduct_when=lambda response: response.status_code == 403,
-    )
-    for endpoints, limit in ((NEW_GAME_ENDPOINTS, games), (SECRET_ENDPOINTS, secrets)):
-        for endpoint in endpoints:
-            app.view_functions[endpoint] = limit(app.view_functions[endpoint])
+    for endpoint in NEW_GAME_ENDPOINTS:
+        app.view_functions[endpoint] = games(app.view_functions[endpoint])
+    for endpoint in SECRET_ENDPOINTS:
+        if endpoint not in app.view_functions:
+            raise KeyError(endpoint)
+    app.after_request(_count_wrong_secret)
     app.register_error_handler(RateLimitExceeded, _exceeded)
     app.register_error_handler(TooMany, _too_many)
+
+
+def _count_wrong_secret(response: Response) -> Response:
+    """After a route that takes a secret answered 403 (a wrong one): count it against the
+    client address (``RATELIMIT_BAD_SECRETS``), or, when its count is used up, answer 429
+    instead. An answer that is not a 403 (the right secret) is never held back."""
+    if request.endpoint not in SECRET_ENDPOINTS or response.status_code != 403:
+        return response
+    try:
+        with spending("bad_secrets", client_address()):
+            pass
+    except TooMany as exc:
+        return _too_many(exc)
+    return response
 
 
 def _setting(kind: str) -> Callable[[], str]:
@@ -195,7 +213,7 @@ def refusal_message(kind: str, seconds: int) -> str:
         return _(
             "Too many chat messages from your seat: wait %(wait)s, then send it again.", wait=wait
         )
-    if kind in ("sign_in", "sign_in_address"):
+    if kind in ("sign_in", "sign_in_address", "sign_in_mailbox"):
         return _("Too many sign-in links were asked for: try again in %(wait)s.", wait=wait)
     if kind == "commands":
         return _("Too many moves from your seat: wait %(wait)s, then try again.", wait=wait)

@@ -30,7 +30,7 @@ from flask import (
 from flask_babel import force_locale
 from flask_babel import gettext as _
 from imtheboss.web import LANGUAGES, players
-from imtheboss.web.auth import remember_seat
+from imtheboss.web.auth import open_seat
 from imtheboss.web.models import Game, OutboxMail, Seat, db
 from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -79,12 +79,12 @@ def _verify(salt: str, game_id: str, signed: str) -> Seat:
     return seat
 
 
-@bp.get("/g/<game_id>/m/<signed>")
+@bp.route("/g/<game_id>/m/<signed>", methods=["GET", "POST"])
 def mail_sign_in(game_id: str, signed: str):
-    """Sign in from an email link and open the game."""
+    """Sign in from an email link and open the game (a browser that is someone else here is
+    asked first: ``auth.open_seat``)."""
     seat = _verify("seat-link", game_id, signed)
-    remember_seat(game_id, seat)
-    return redirect(f"/g/{game_id}", code=303)
+    return open_seat(game_id, seat, f"/g/{game_id}")
 
 
 @bp.route("/u/<game_id>/<signed>", methods=["GET", "POST"])

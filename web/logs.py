@@ -14,7 +14,8 @@
   error log.
 - ``QuietRoutine`` drops the INFO lines of routine work that found nothing to do: beat sending
   a periodic sweep, a worker receiving it, its success with nothing done (all counts 0;
-  ``QUIET_TASKS``, filled by ``worker/celery_app.py``), and gunicorn's access lines of probes
+  ``QUIET_TASKS``, filled by ``worker/celery_app.py``; also a webhook or push post that found
+  its row settled or waiting), and gunicorn's access lines of probes
   that answered fine (``PROBE_PATHS``). Idle, the processes write nothing at INFO.
 - ``LOG_FORMAT=json`` writes each line as one JSON object (python-json-logger) with the same
   fields: time, level, logger, process, ``request_id``, ``task_id``, message.
@@ -129,7 +130,9 @@ class RedactSecrets(logging.Filter):
 
 QUIET_TASKS: set[str] = set()  # periodic task names (``imtheboss.worker.celery_app``)
 PROBE_PATHS = ("/healthz", "/readyz", "/metrics")  # scraped and probed every few seconds
-NOTHING_DONE = re.compile(r"succeeded in [\d.e-]+s: (\{(?:'\w+': 0(?:, )?)*\}|None|0)$")
+NOTHING_DONE = re.compile(
+    r"succeeded in [\d.e-]+s: (\{(?:'\w+': 0(?:, )?)*\}|None|0|'done'|'backoff')$"
+)  # all counts 0, or a post whose row was already settled (``done``) or is waiting (``backoff``)
 ROUTINE_LOGGERS = ("celery.beat", "celery.worker.strategy", "celery.app.trace")
 
 

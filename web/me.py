@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from babel.lists import format_list
 from flask import (
     Blueprint,
     Flask,
@@ -30,6 +31,7 @@ from flask import (
     session,
     url_for,
 )
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.views import view
 from imtheboss.web import decisions, display, players
@@ -79,7 +81,7 @@ def _result(v: dict[str, Any], seat: int, players_: list[str]) -> str:
     own = money.get(seat) or 0
     if seat in winners and len(winners) == 1:
         return _("You won with %(money)d M.", money=own)
-    names = ", ".join(players_[w] for w in winners if w != seat)
+    names = format_list([players_[w] for w in winners if w != seat], locale=get_locale())
     best = max((money.get(w) or 0) for w in winners) if winners else 0
     if seat in winners:
         return _("You shared the win with %(names)s: %(money)d M.", names=names, money=own)

@@ -193,6 +193,16 @@ def names_by_seq(game_id: str, players: list[str]) -> timeline.NamesBySeq:
     )
 
 
+def handed_over(game_id: str, seat: int | None) -> int:
+    """A13: the event number of the last hand-over of ``seat`` to a new player (0: never, or no
+    seat). Events up to it were its old player's: the new player sees them as a spectator does
+    (no standing orders, "by order" marks, presence or hand of the old player's)."""
+    if seat is None:
+        return 0
+    found = records(game_id, types=("seat_replaced",))
+    return max((seq for seq, _at, ev in found if ev.data["seat"] == seat), default=0)
+
+
 def running_chat(game_id: str, newest: int, upto: int | None = None) -> list[Record]:
     """The last ``newest`` chat messages of the running negotiation (none when no deal runs),
     found by the events' type index; with ``upto``: of the negotiation that ran at event

@@ -1,14 +1,20 @@
 """The outbox: which seat hears about what written in the same transaction as
 the events. Rows carry only what their seat may see (A8).
 
+A turn's row, a deal opened's and new terms' carry what deciding needs: the space, what a deal
+there needs and pays, the letters the reader could bring and the negotiation's end
+(``space_facts``); a card's stop window, the reader's agreements that lapse if it happens.
+
 Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
-``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched like news
+``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched
 (``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
-gives one mail listing them, not one mail each; the inbox still shows every one); news:
+gives one mail listing them, not one mail each, seconds after the burst, never held behind news;
+the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
-``game_over``, ``played_for`` (the server acted for the seat: a window ran out, A5, A6, A11)
-and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows are written by the
-worker.
+``game_over``, ``you_are_next`` (the seat after the one whose turn began, without a turn
+pre-move: it can plan its turn), ``played_for`` (the server acted for the seat: a window ran
+out, A5, A6, A11) and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows
+are written by the worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
 ``organiser`` (confirm the game; the admin link), ``email_changed`` (to a seat's old
@@ -18,11 +24,14 @@ someone else).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
@@ -48,6 +57,7 @@ ABOUT = {
     "played_for": _l("the server played for you"),
     "marked_away": _l("you are marked away"),
     "reply_answer": _l("the answer to a reply by mail"),
+    "you_are_next": _l("you are next"),
 }
 
 # Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
@@ -117,23 +127,40 @@ def remind_time(opened: datetime, due: datetime) -> datetime:
     return opened + (due - opened) * REMIND_AT
 
 
-def reminder(game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int) -> dict:
-    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``):
-    urgent, written by the worker at 80% of the window."""
+def reminder(
+    game_id: str, seat: int, window: str, until: datetime, at: datetime, seq: int, asked: str = ""
+) -> dict:
+    """The reminder row for ``seat``, which still owes an answer in ``window`` (due ``until``,
+    aware UTC; ``asked``: what the window asks, ``awaiting``'s ``for``, which the mail names
+    with what happens on silence): urgent, written by the worker at 80% of the window."""
     text = "Reminder: your answer is due soon"
-    body = {"window": window, "until": until.isoformat()}
+    body = {"window": window, "until": until.isoformat(), **({"for": asked} if asked else {})}
     return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
 
 
 def organiser_confirmation(
-    game_id: str, to: str, admin_link: str, players: int, locale: str, at: datetime
+    game_id: str,
+    to: str,
+    admin_link: str,
+    players: int,
+    locale: str,
+    at: datetime,
+    zone: str = "",
+    named: bool = False,
 ) -> dict[str, Any]:
     """The mail to the organiser of a game made through the pages or the API: the link to
     confirm their address (signed when the mail is composed) and the admin link (``link``,
-    dropped from the row once mailed). The address is nobody's confirmed one yet, so the row
-    holds nothing the creator chose but the count of players."""
+    dropped from the row once mailed), its times in ``zone`` (a known IANA name; ``""``: UTC).
+    Unless ``named`` (the creator's browser is signed in as that address: the mail may name
+    the game by its title), the address is nobody's confirmed one yet, so the row holds and
+    the mail shows nothing the creator wrote: only the count of players and the zone (a
+    name from the server's list, no free text)."""
     text = "Confirm your game to send its invitations"
     body = {"link": admin_link, "players": players, "locale": locale}
+    if zone:
+        body["zone"] = zone
+    if named:
+        body["named"] = True
     row = _row(game_id, -1, "organiser", "confirm", text, True, 0, at, **body)
     return {**row, "to_email": to}
 
@@ -165,19 +192,104 @@ def seat_passed(
 ASKED_BY = {"stop": "card_pending", "last_call": "close_called"}
 
 
+def space_facts(state: GameState, seat: int, space: int) -> dict[str, Any]:
+    """What a seat needs to decide about a deal on ``space`` (R1.4, R3.3): ``needs`` (the
+    space's ``required``, ``choices`` and ``investor_only`` as in the board's JSON),
+    ``shares``, ``share_value`` (M, the top tile's, R1.2) and ``fits``: the letters ``seat``
+    could bring, by its own investor cards and the family cards in its own hand (A8: a row of
+    that seat only)."""
+    board = state.board.spaces[space].to_json()
+    letters = set(state.board.spaces[space].letters)
+    own = {x for x in state.seat_investors(seat) if x in letters}
+    family = {
+        name.split(":")[1]
+        for name in (CARD_NAMES[c] for c in state.hands[seat])
+        if name.startswith("family:") and name.split(":")[1] not in board["investor_only"]
+    }
+    return {
+        "needs": {k: board[k] for k in ("required", "choices", "investor_only")},
+        "shares": board["shares"],
+        "share_value": state.share_value,
+        "fits": sorted(own | (family & letters)),
+    }
+
+
 def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[str, Any]:
     """What a mail that asks ``seat`` for an answer also says: the card waiting for answers
     (who played which card on whose card), or who called the last call, as a message; for a
-    turn, where the marker stands."""
+    turn, where the marker stands and what a deal there needs and pays (``space_facts``)."""
     if kind == "your_turn" and state.marker is not None:
-        return {"space": state.marker}
+        return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
-    return {"asked": _said(asked, seat)} if asked is not None else {}
+    extra = {"asked": _said(asked, seat)} if asked is not None else {}
+    lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
+    return {**extra, "lapses": lapses} if lapses else extra
+
+
+def lapses_if_it_happens(state: GameState, seat: int) -> list[str]:
+    """The letters of ``seat``'s agreements that lapse if the pending card takes effect (R4.7,
+    R5.1, R5.7): found by letting every seat the stop window waits for allow it, on a copy.
+    ``[]`` when nothing of the seat's lapses (or no card waits)."""
+    if state.pending is None or state.deal is None:
+        return []
+    mine = {letter for s, letter in state.deal.agreements if s == seat and letter}
+    if not mine:
+        return []
+    trial = state.clone()
+    window = trial.pending.window
+    for _round in range(trial.n):
+        waiting = [a["seat"] for a in awaiting(trial) if a["for"] == "stop"]
+        if trial.pending is None or trial.pending.window is not window or not waiting:
+            break
+        at = window.deadline - timedelta(seconds=1)
+        try:
+            made = decide(trial, Command("allow", waiting[0], {"window": window.id}, at))
+        except RuleError:
+            return []
+        for event in made:
+            apply_in_place(trial, event)
+    kept = {letter for s, letter in trial.deal.agreements if s == seat} if trial.deal else set()
+    return sorted(mine - kept)
 
 
 def _own(event: Event, seat: int) -> bool:
     """``event`` is ``seat``'s own act (not one its standing orders made): no mail about it."""
     return event.by == seat and not event.data.get("order")
+
+
+def _deal(now: GameState, seat: int) -> dict[str, Any]:
+    """A row's ``space`` and ``facts`` (``space_facts`` and the negotiation's end) for the
+    running deal, read by ``seat``; ``{}`` when none runs."""
+    if now.deal is None:
+        return {}
+    facts = space_facts(now, seat, now.deal.space)
+    return {
+        "space": now.deal.space,
+        "facts": {**facts, "until": now.deal.window.deadline.isoformat()},
+    }
+
+
+def _opened(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """The ``deal_opened`` rows of every seat but the boss: news (a burst of deals, orders at
+    work, makes one mail), each with the space's facts for its seat and the negotiation's end
+    (``space_facts``)."""
+    return [
+        _row(
+            game_id,
+            seat,
+            "deal_opened",
+            str(seq),
+            _said(event, seat),
+            False,
+            seq,
+            at,
+            **_deal(now, seat),
+        )
+        for seat in range(now.n)
+        if seat != event.data["boss"]
+    ]
 
 
 def _served(
@@ -199,6 +311,36 @@ def _served(
             _row(game_id, s, "marked_away", str(seq), "marked away", False, seq, at)
             for s in newly_away(away_before, away_after)
         ]
+    return rows
+
+
+def _next_rows(
+    game_id: str, before: GameState | None, state: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``you_are_next`` (news) for the seat after the one whose turn just began, unless that
+    seat has a turn pre-move already (A10): it can plan its turn while it waits. Reads the
+    seat's own orders only, for its own row."""
+    old = {a["window"] for a in awaiting(before) if a["for"] == "turn"} if before else set()
+    rows = []
+    for a in awaiting(state):
+        if a["for"] != "turn" or a["window"] in old:
+            continue
+        nxt = state.left_of(a["seat"])
+        if nxt != a["seat"] and state.orders[nxt].turn is None:
+            body = {"after": a["seat"]}
+            rows.append(
+                _row(
+                    game_id,
+                    nxt,
+                    "you_are_next",
+                    a["window"],
+                    "you are next",
+                    False,
+                    seq,
+                    at,
+                    **body,
+                )
+            )
     return rows
 
 
@@ -254,6 +396,7 @@ def notifications_for(
                 **extra,
             )
         )
+    rows += _next_rows(game_id, before, state, last_seq, at)
     # each event is read in the state it made, not the state after the last one (orders may
     # play a whole deal in one command); one event's state is the final one
     running = before.clone() if before is not None and len(events) > 1 else None
@@ -268,28 +411,15 @@ def notifications_for(
         d = event.data
         t = event.type
         if t == "deal_opened":
-            for seat in range(now.n):
-                if seat == d["boss"]:
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        "deal_opened",
-                        str(seq),
-                        _said(event, seat),
-                        False,  # news: a burst of deals (orders at work) makes one mail
-                        seq,
-                        at,
-                        space=d["space"],
-                    )
-                )
+            rows += _opened(game_id, event, now, seq, at)
         elif t == "terms_set":
             boss = now.deal.boss if now.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
                 text = _said(event, to)
-                rows.append(_row(game_id, to, "offer", str(seq), text, False, seq, at))
+                rows.append(
+                    _row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))
+                )
         elif t == "agreement_made":
             boss = now.deal.boss if now.deal else None
             for seat in sorted({d["provider"], boss} - {None}):

@@ -18,7 +18,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.board import LETTERS
-from imtheboss.engine.orders import MAX_PRICE
+from imtheboss.engine.orders import MAX_PRICE, PACES, Orders, pace_of, pace_orders
 from imtheboss.engine.views import view
 from imtheboss.web import display
 from imtheboss.web.forms import SelectChoice, SmallIntegerField, night_checked
@@ -103,7 +103,8 @@ class OrdersForm(FlaskForm):
         for letter in LETTERS:
             price = orders["prices"].get(letter)
             getattr(self, f"price_{letter}").data = price.get("cash") if price else None
-        self.limit.data = orders["boss"]["limits"].get("*")
+        limit = orders["boss"]["limits"].get("*")
+        self.limit.data = limit if isinstance(limit, int) else None
         self.close.data = orders["boss"]["close"]
         turn = orders["turn"]
         self.turn.data = "ask" if turn is None else "premove"
@@ -122,7 +123,7 @@ class OrdersForm(FlaskForm):
             if getattr(self, f"price_{x}").data is not None
         }
         for letter, price in before["prices"].items():
-            if "shares" in price and letter not in prices:
+            if "cash" not in price and letter not in prices:
                 prices[letter] = price
         turn = None
         if self.turn.data == "premove":
@@ -130,7 +131,9 @@ class OrdersForm(FlaskForm):
                 "in_place": _condition(self.in_place.data),
                 "after_roll": _condition(self.after_roll.data),
             }
-        limits = {x: m for x, m in before["boss"]["limits"].items() if x != "*"}
+        limits = {
+            x: m for x, m in before["boss"]["limits"].items() if x != "*" or isinstance(m, dict)
+        }
         if self.limit.data is not None:
             limits["*"] = self.limit.data
         return {
@@ -189,8 +192,15 @@ def _offers_and_turns(orders: dict[str, Any], investors: list[str]) -> list[str]
         )
         lines.append(line if letter in investors else line + " " + _("(when you control it)"))
     limit = orders["boss"]["limits"].get("*")
-    if limit is not None:
+    if isinstance(limit, int):
         lines.append(_("As boss, your orders accept offers up to %(num)d M at once.", num=limit))
+    elif limit is not None:
+        lines.append(
+            _(
+                "As boss, your orders accept offers up to %(price)s at once.",
+                price=display.price_text(limit),
+            )
+        )
     if orders["boss"]["close"]:
         lines.append(_("As boss, your orders close as soon as the requirements are met."))
     lines.append(
@@ -270,14 +280,156 @@ def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, An
         mine=state.seat_investors(seat),
         letters=[(x, investor_label(x)) for x in LETTERS],
         in_shares={
-            x: p for x, p in state.orders[seat].to_json()["prices"].items() if "shares" in p
+            x: p for x, p in state.orders[seat].to_json()["prices"].items() if "cash" not in p
         },
         notices=[],
     )
     return ctx
 
 
+PACE_NAMES = {"relaxed": _l("relaxed"), "standard": _l("standard"), "brisk": _l("brisk")}
+PACE_WORDS = {
+    "relaxed": _l("every question waits for you"),
+    "standard": _l("cards not aimed at you happen and last calls pass without waiting for you"),
+    "brisk": _l(
+        "cards not aimed at you happen, last calls pass, your investors are offered at the fair"
+        " price, and as boss you accept offers up to the fair price plus 2 M and close when the"
+        " deal is complete; your turns always wait for you"
+    ),
+}
+
+
+def pace_sentence(orders: dict[str, Any]) -> str:
+    """One sentence saying which pace's standing orders the seat has (``Orders.to_json`` form;
+    its turn pre-move aside), or that it chose its own; for the invitation and the game page."""
+    pace = pace_of(Orders.from_json({**orders, "turn": None}))
+    if pace is None:
+        return _("You chose your own standing orders.")
+    return _(
+        "Your standing orders follow the %(pace)s pace: %(words)s.",
+        pace=PACE_NAMES[pace],
+        words=PACE_WORDS[pace],
+    )
+
+
+@bp.post("/g/<gid>/pace")
+def pace_tap(gid: str) -> Response:
+    """One tap: the seat's standing orders become those of the pace ``pace`` (``PACES``), its
+    turn pre-move kept (A10). A bad pace is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    pace = request.form.get("pace", "")
+    if pace not in PACES:
+        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    wanted = {**pace_orders(pace).to_json(), "turn": before["turn"]}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+# One-tap turn pre-moves (A10's conditions in plain words); "off": my turns wait for me.
+PREMOVES: dict[str, dict[str, Any] | None] = {
+    "fill2": {"in_place": {"when": "fill", "k": 2}, "after_roll": {"when": "fill", "k": 2}},
+    "needs_mine": {"in_place": {"when": "needs_mine"}, "after_roll": {"when": "needs_mine"}},
+    "off": None,
+}
+PREMOVE_WORDS = {
+    "fill2": _l(
+        "Plan my turns: open a deal when I can fill at least 2 of the space's letters myself,"
+        " before or after the roll; else draw"
+    ),
+    "needs_mine": _l(
+        "Plan my turns: open a deal when the space needs one of my investor cards, before or"
+        " after the roll; else draw"
+    ),
+    "off": _l("My turns wait for me"),
+}
+
+
+@bp.post("/g/<gid>/premove")
+def premove_tap(gid: str) -> Response:
+    """One tap: the seat's turn pre-move becomes ``PREMOVES[premove]`` (A10), its other orders
+    kept. A bad choice is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    choice = request.form.get("premove", "")
+    if choice not in PREMOVES:
+        raise ServiceError(400, "bad_settings", _("Choose one of the turn pre-moves shown."))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    wanted = {**before, "turn": PREMOVES[choice]}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
+def window_taps(v: dict[str, Any], seat: int, you: dict[str, Any]) -> list[tuple[str, str]]:
+    """The one-tap orders the running deal asks of ``seat`` (``(tap, words)`` for ``POST
+    /g/<gid>/tap``): a fair posted price for each of its investor cards the deal's space needs
+    that has none (not as boss), and as boss a limit of the fair price plus 2 M when it has no
+    limit. ``v``: the seat's view; ``you``: its own part."""
+    deal = v.get("deal")
+    if not deal or deal["expired"]:
+        return []
+    orders, fair = you["orders"], deal["fair_price"]
+    taps = []
+    if deal["boss"] == seat:
+        if not orders["boss"]["limits"]:
+            words = _(
+                "As boss, accept offers up to the fair price plus 2 M (now %(num)d M) at once",
+                num=fair + 2,
+            )
+            taps.append(("limit", words))
+        return taps
+    agreed = {a.get("letter") for a in deal["agreements"]}
+    mine = set(v["seats"][seat]["investors"]) - agreed - set(orders["prices"])
+    for letter in deal["letters"]:
+        if letter in mine:
+            words = _(
+                "Offer %(investor)s at the fair price (now %(num)d M) in every deal",
+                investor=investor_label(letter),
+                num=fair,
+            )
+            taps.append((f"price:{letter}", words))
+    return taps
+
+
+@bp.post("/g/<gid>/tap")
+def window_tap(gid: str) -> Response:
+    """One tap from ``window_taps``: ``price:X`` posts X at the fair price (A10, A11), ``limit``
+    sets a boss limit of the fair price plus 2 M for any letter; the other orders kept. A bad
+    tap is a 400 and changes nothing."""
+    game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
+    tap = request.form.get("tap", "")
+    letter = tap.removeprefix("price:")
+    if tap != "limit" and not (tap.startswith("price:") and letter in LETTERS):
+        raise ServiceError(400, "bad_settings", _("Choose one of the choices shown."))
+    state = load_state(game)
+    if game.status != "active" or state.phase == "game_over":
+        raise ServiceError(409, "not_active", _("The game is not running: nothing was changed."))
+    before = view(state, seat)["you"]["orders"]
+    if tap == "limit":
+        boss = {**before["boss"], "limits": {**before["boss"]["limits"], "*": {"fair": 2}}}
+        wanted = {**before, "boss": boss}
+    else:
+        wanted = {**before, "prices": {**before["prices"], letter: {"fair": 0}}}
+    if wanted != before:
+        submit(gid, seat, {"do": "orders", "orders": wanted}, f"orders:{uuid.uuid4().hex}")
+    flash(_("Your standing orders are saved."))
+    return redirect(url_for("pages.game_page", gid=gid), 303)
+
+
 def register(app: Flask) -> None:
     """Add the orders page to ``app`` (called by ``imtheboss.web.create_app``)."""
     app.register_blueprint(bp)
     app.jinja_env.globals["orders_summary"] = orders_summary
+    app.jinja_env.globals["pace_sentence"] = pace_sentence
+    app.jinja_env.globals["pace_names"] = PACE_NAMES
+    app.jinja_env.globals["premove_words"] = PREMOVE_WORDS
+    app.jinja_env.globals["window_taps"] = window_taps

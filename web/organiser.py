@@ -30,6 +30,7 @@ from imtheboss.web.service import (
     ServiceError,
     SubmitResult,
     _after_commit,
+    already_plays,
     get_game,
     hash_token,
     invisible,
@@ -38,6 +39,7 @@ from imtheboss.web.service import (
     new_token,
     normal_email,
     now_utc,
+    plays_here,
     require_confirmed,
     seats_of,
     stored_command,
@@ -174,9 +176,9 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     if any(name_key(s.name) == name_key(name) for s in others):
         db.session.rollback()
         raise ServiceError(400, "bad_name", _("Another seat has that name."))
-    if any(s.email.lower() == email.lower() for s in others):  # one player, one seat
+    if plays_here(email, [s.email for s in others]):  # one player, one seat
         db.session.rollback()
-        raise ServiceError(400, "bad_email", _("That address already plays another seat here."))
+        raise ServiceError(400, "bad_email", already_plays())
     _hand_over(game_id, seat, name, email, game.last_seq)
     command = {"do": "replace_player", "seat": seat_index, "name": name}
     result = submit(game_id, None, command, key)  # commits the seat with the event

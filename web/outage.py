@@ -33,6 +33,13 @@ def database_unreachable(exc: BaseException) -> bool:
     return True  # psycopg raises a failed connection without a SQLSTATE
 
 
+def transient(exc: BaseException) -> bool:
+    """True when handling something failed for a reason that passes (``database_unreachable``,
+    or any ``OperationalError``: a deadlock, a serialization failure, a lost connection), so
+    the same work done later may succeed; False for an error that would come back."""
+    return database_unreachable(exc) or isinstance(exc, sqlalchemy.exc.OperationalError)
+
+
 def reason(exc: BaseException) -> str:
     """The first line of the driver's message (for the log: no statement, no parameters)."""
     text = str(getattr(exc, "orig", None) or exc).strip()

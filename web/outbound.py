@@ -174,14 +174,14 @@ def _row(game_id: str, kind: str, seq: int, body: dict, key: str, at: datetime) 
 
 
 def queue_written(game_id: str) -> None:
-    """After a commit outside the service's (the worker's reminders): tell the mail queue when
+    """After a commit outside the service's (the worker's reminders): tell the outbound queue when
     it wrote posts for ``game_id`` (``OUTBOUND_TASKS``, as ``init_outbound``)."""
     if current_app.config.get("OUTBOUND_TASKS", True):
         _after_commit(game_id)
 
 
 def _after_commit(game_id: str) -> None:
-    """Tell the mail queue when the commit wrote posts for ``game_id``."""
+    """Tell the outbound queue when the commit wrote posts for ``game_id``."""
     written = g.get(WRITTEN)
     if not written or game_id not in written:
         return

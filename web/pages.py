@@ -63,10 +63,12 @@ def _page_globals() -> dict[str, Any]:
         "current_lang": str(get_locale() or "en"),
         "lang_url": _lang_url,
         "local_time": display.page_time,  # with the zone: pages are read in many zones
+        "datetime_attr": display.datetime_attr,  # <time datetime>, whole seconds
         "card_text": display.card_text,
         "price_text": display.price_text,
         "space_number": display.space_number,  # players count spaces from 1, the engine from 0
         "zone_text": display.zone_text,  # a zone as players read it, never its raw name
+        "zone_choices": display.zone_choices,  # what a zone picker offers
     }
 
 

@@ -91,12 +91,16 @@ def _fingerprint(email: str, generation: int) -> str:
 
 def sign_in(email: str) -> None:
     """Remember in the session that this browser is ``email``'s player (a normalised address;
-    its ``players`` row is made if missing, and committed), with the row's generation."""
+    its ``players`` row is made if missing, and committed), with the row's generation; the
+    browser's CSRF secret is renewed (``auth.renew_csrf``)."""
     row = player_row(key(email), create=True)
     db.session.commit()
     session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
     session.permanent = True
     g.pop(SIGNED_IN, None)
+    from imtheboss.web.auth import renew_csrf
+
+    renew_csrf()
 
 
 def sign_out() -> None:

@@ -12,6 +12,12 @@ worker, the embedded default included, reads the same), written after the answer
 part counts, and only a seat's own answered request: not a ``HEAD``, not an error, not the
 organiser's or a spectator's view, not another page of the game.
 
+A look is also *presence* to the rules (A6, A11): ``note_presence`` sends the engine's
+``present`` command for the seat when that changes what the engine does
+(``presence_matters``: the seat is away, proxied, or its last recorded presence is old), so the
+away proxy hands a seat back the moment it looks and never starts within the proxy hours of its
+last look. A look that changes nothing stays out of the game's log.
+
 The worker asks ``present(seat, at)``: news made while the seat was present is not mailed (it
 saw it on the page); what needs an answer waits while the seat is present, and is mailed once it
 has left without answering (``imtheboss.worker.tasks``).
@@ -23,8 +29,9 @@ from datetime import datetime, timedelta
 
 from flask import Flask, current_app, request
 from flask.wrappers import Response
+from imtheboss.engine.windows import presence_matters
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import now_utc
+from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from sqlalchemy import or_, update
 
 WRITE_EVERY = timedelta(seconds=5)  # a seat's look is written at most this often
@@ -63,7 +70,9 @@ def _after(response: Response) -> Response:
     try:
         seat = current_seat(gid) if isinstance(gid, str) else None
         if seat is not None:
-            record_look(gid, seat, now_utc())
+            at = now_utc()
+            record_look(gid, seat, at)
+            note_presence(gid, seat, at)
     except Exception:  # a look not recorded only means mail that may repeat the page
         db.session.rollback()
         current_app.logger.warning("the look of a seat at %s was not recorded", gid)
@@ -83,6 +92,25 @@ def record_look(game_id: str, seat: int, at: datetime) -> None:
         .values(present_at=at)
     )
     db.session.commit()
+
+
+def note_presence(game_id: str, seat: int, at: datetime) -> bool:
+    """A6, A11: ``seat`` of ``game_id`` showed up at ``at`` (aware UTC): its page, a poll of
+    it, a mail link opened in a browser. Sends the engine's ``present`` command when it matters
+    (``presence_matters``), at most once a minute per seat (its idempotency key); returns
+    whether it did. A game that is not running, or a refusal, records nothing (no error: a
+    look never fails a page)."""
+    game = get_game(game_id)
+    if game.status != "active":
+        return False
+    state = load_state(game)
+    if state.phase == "game_over" or not presence_matters(state, seat, at):
+        return False
+    try:
+        submit(game_id, seat, {"do": "present"}, "present:" + at.strftime("%Y-%m-%dT%H:%M"), at)
+    except ServiceError:
+        return False
+    return True
 
 
 def register(app: Flask) -> None:

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from flask import current_app
 from flask_babel import force_locale
 from flask_babel import gettext as _
+from imtheboss.engine import languages
 from imtheboss.engine.views import view
 from imtheboss.web import decisions, display, ssrf, story
 from imtheboss.web import players as players_
@@ -41,7 +42,7 @@ from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 
 ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer", "reminder"})
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 MAX_PHONES = 5  # subscriptions per seat: a new one beyond replaces the oldest
 KEY_FILE = "vapid_private_key.pem"
 

@@ -3,10 +3,11 @@
 The broker is Redis when ``REDIS_URL`` is set, else the embedded default: kombu's filesystem
 transport in the instance folder's ``broker/`` (no server, works across the processes
 ``./dev serve`` starts). ``broker_settings()`` is shared with the worker so both sides agree,
-on the broker and on the queues: ``deadlines`` and ``mail`` (``TASK_ROUTES``), each consumed by
-a worker of its own (``-Q``), so a hanging mail server never holds up a deadline. A worker
-started without ``-Q`` consumes both. The web sends only mail (and, on the same queue, the
-posts of webhooks and push: ``imtheboss.web.outbound``): a commit that made none sends nothing.
+on the broker and on the queues: ``deadlines``, ``mail`` and ``outbound`` (``TASK_ROUTES``), each
+consumed by a worker of its own (``-Q``), so a hanging mail server never holds up a deadline and
+a slow webhook or push receiver never holds up mail or a deadline. A worker started without
+``-Q`` consumes all three. The web sends only mail and the posts of webhooks and push
+(``imtheboss.web.outbound``): a commit that made none sends nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
-QUEUES = ("deadlines", "mail")
+QUEUES = ("deadlines", "mail", "outbound")
 TASK_ROUTES = {
     "imtheboss.worker.tasks.fire_deadline": {"queue": "deadlines"},
     "imtheboss.worker.tasks.sweep": {"queue": "deadlines"},
@@ -37,10 +38,10 @@ TASK_ROUTES = {
     "imtheboss.worker.tasks.deliver_many": {"queue": "mail"},
     "imtheboss.worker.tasks.send_batch": {"queue": "mail"},
     "imtheboss.worker.signin_mail.send_sign_in": {"queue": "mail"},
-    # webhooks and push: posts to other servers, never on the deadlines' queue
-    "imtheboss.worker.outbound.post_game": {"queue": "mail"},
-    "imtheboss.worker.outbound.post_one": {"queue": "mail"},
-    "imtheboss.worker.outbound.sweep_outbound": {"queue": "mail"},
+    # webhooks and push: posts to servers others chose, on a queue of their own
+    "imtheboss.worker.outbound.post_game": {"queue": "outbound"},
+    "imtheboss.worker.outbound.post_one": {"queue": "outbound"},
+    "imtheboss.worker.outbound.sweep_outbound": {"queue": "outbound"},
 }
 ROUTING = {
     "task_routes": TASK_ROUTES,

@@ -24,7 +24,7 @@ from typing import Any
 
 from flask import current_app
 from flask_babel import gettext as _
-from imtheboss.engine.orders import RECOMMENDED
+from imtheboss.engine.orders import Orders, pace_of
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.notify import invitation
 from imtheboss.web.organiser import checked_text
@@ -126,14 +126,16 @@ def _new_game(old: Game) -> tuple[Game, str]:
     """The new game's row (added to the session) and its admin token."""
     start = load_events(old.id, 0, 1)[0].data  # game_started: the board and orders it began with
     orders = start.get("orders") or []
-    recommended = bool(orders) and all(o == RECOMMENDED.to_json() for o in orders)
+    # the old table's pace when every seat began with one pace's orders, else "relaxed"
+    pace = pace_of(Orders.from_json(orders[0])) if orders else None
+    same = pace is not None and all(o == orders[0] for o in orders)
     settings = {
         "options": start["options"],
         "board": old.settings.get("board", "custom"),
         "start": {
             "board": {"name": old.settings.get("board", "custom"), "spaces": start["board"]},
             "seed": None,
-            "orders": "recommended" if recommended else "none",
+            "orders": pace if same else "relaxed",
         },
         "rematch": {"of": old.id, "answers": {}},
     }

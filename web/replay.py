@@ -59,6 +59,8 @@ def replay_page(gid: str) -> str:
     require_confirmed(game)
     total = game.last_seq
     at = _event_number(total)
+    if at <= negotiations.handed_over(gid, seat):  # A13: then the old player's seat
+        seat = None
     state = state_after(game, at)
     recent = negotiations.records(gid, upto=at, newest=game_pages.RECENT)
     chat = negotiations.running_chat(gid, game_pages.CHAT, upto=at) if state.deal else []

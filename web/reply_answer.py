@@ -22,6 +22,7 @@ KIND = "reply_answer"
 # What an answer can say (``Notification.body["answer"]``).
 ANSWERS = (
     "done",
+    "confirm_fail",
     "unclear",
     "not_now",
     "no_stop_card",
@@ -109,3 +110,21 @@ def seat_row(game_id: str, seat_index: int) -> Seat | None:
     return db.session.execute(
         select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
     ).scalar_one_or_none()
+
+
+def asked_back(game_id: str, seat: Seat, window: str) -> bool:
+    """Whether ``seat`` was asked back, by the answer to an earlier reply ``fail``, to confirm
+    failing its deal of ``window`` (the deal's window id): a second ``fail`` is the yes."""
+    rows = db.session.execute(
+        select(Notification.body).where(
+            Notification.game_id == game_id,
+            Notification.kind == KIND,
+            Notification.to_email == seat.email,
+        )
+    ).scalars()
+    return any(
+        body.get("answer") == "confirm_fail"
+        and body.get("for_seat") == seat.seat_index
+        and body.get("window") == window
+        for body in rows
+    )

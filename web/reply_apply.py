@@ -10,7 +10,8 @@ unique constraint lets one of two deliveries at the same moment through), the ra
 (``RATELIMIT_MAIL_REPLIES``; over it, ignored). Until there nobody is answered: the sender is
 not known to be the seat's. Then the seat is answered in every case: the token outdated, a mail
 too big, of too many or too deep parts or that cannot be parsed (``unreadable``: only now is
-its body parsed), the window ended, a line unclear, a move that would answer a window opened
+its body parsed), a first ``fail`` (asked back: a second confirms it),
+the window ended, a line unclear, a move that would answer a window opened
 after the mail was made (``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose
 terms are not those its mail showed (``terms_changed``, with the terms open now;
 ``imtheboss.web.reply_terms``), a window or terms already answered, a move the rules refuse
@@ -27,10 +28,12 @@ from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
+from imtheboss.web import outage
 from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import ReplyClaim, Seat, db
 from imtheboss.web.notify import _said
+from imtheboss.web.presence import note_presence
 from imtheboss.web.reply_address import (
     BadReplyAddress,
     ReplyTicket,
@@ -38,7 +41,7 @@ from imtheboss.web.reply_address import (
     read_address,
     turn_step,
 )
-from imtheboss.web.reply_answer import answer, seat_row, thread_of
+from imtheboss.web.reply_answer import answer, asked_back, seat_row, thread_of
 from imtheboss.web.reply_choices import command_for, command_window
 from imtheboss.web.reply_moves import move_said
 from imtheboss.web.reply_read import first_line
@@ -61,7 +64,8 @@ from imtheboss.web.service import (
     now_utc,
     submit,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 TERMS_PROBLEMS = frozenset({"terms_changed", "already_answered"})
 
@@ -83,7 +87,9 @@ def apply_reply(
 ) -> Outcome:
     """Read the mail ``raw`` (its bytes as received) as a reply and act on it (see the module
     docstring); ``envelope_to``/``envelope_from``: the SMTP envelope, when there is one. Needs
-    an app context; commits what it writes. Never raises for what a mail says."""
+    an app context; commits what it writes. Never raises for what a mail says; raises what
+    the database raises (``outage.transient``: the mail may be delivered again, and its claim
+    was given back)."""
     message = head(raw)
     if automatic(message, envelope_from):
         return Outcome("ignored", "automatic")
@@ -114,6 +120,10 @@ def apply_reply(
             return _act(raw, message, ticket, seat, key)
     except TooMany:
         return Outcome("ignored", "rate_limited")
+    except Exception as exc:
+        if outage.transient(exc):  # the mail will come again: it must not find itself claimed
+            _release(ticket.game_id, seat.seat_index, key)
+        raise
 
 
 def _same_address(frm: str, stored: str) -> bool:
@@ -143,6 +153,25 @@ def _claim(game_id: str, seat: int, key: str) -> bool:
     return True
 
 
+def _release(game_id: str, seat: int, key: str) -> None:
+    """Give back the claim of ``_claim`` after a transient failure, so that the mail delivered
+    again is read again (a move it made is kept once: ``submit``'s key). When the database
+    cannot take this either, the claim stays and the failure is logged."""
+    try:
+        db.session.rollback()
+        db.session.execute(
+            delete(ReplyClaim).where(
+                ReplyClaim.game_id == game_id,
+                ReplyClaim.seat_index == seat,
+                ReplyClaim.idempotency_key == key,
+            )
+        )
+        db.session.commit()
+    except SQLAlchemyError as exc:
+        db.session.rollback()
+        current_app.logger.error("the claim of a failed reply stays: %s", outage.reason(exc))
+
+
 def open_windows(state: GameState) -> set[str]:
     """The ids of the windows open in ``state``."""
     return {a["window"] for a in awaiting(state)} | {w.id for w in due_windows(state)}
@@ -162,6 +191,8 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     game = get_game(game_id)
     if game.status != "active":
         return told("over" if game.status == "over" else "refused", refusal=_status(game.status))
+    if note_presence(game_id, seat.seat_index, now_utc()):  # A6, A11: any reply is presence
+        game = get_game(game_id)
     state = load_state(game)
     db.session.rollback()
     whole = _line(raw)
@@ -174,7 +205,7 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("window_ended", window=ticket.window)
     window = "" if chat else ticket.window
     choice = command_for(reading, state, seat.seat_index, window, ticket.terms, check_terms=True)
-    about_terms = reading is not None and reading.verb in TERMS_VERBS
+    about_terms = choice.verb in TERMS_VERBS
     if choice.command is None and about_terms and choice.problem in TERMS_PROBLEMS:
         shown = said_shown(state, seat.seat_index, ticket.terms)
         now = open_to(state, seat.seat_index)
@@ -183,6 +214,10 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told(choice.problem, line=line)
     if _newer(state, ticket, choice.command):
         return told("newer", line=line)  # asked after the mail was made (A7)
+    if choice.command["do"] == "fail" and state.deal is not None:
+        deal_window = state.deal.window.id
+        if not asked_back(game_id, seat, deal_window):  # one word must not end a deal
+            return told("confirm_fail", line=line, window=deal_window)
     move = move_said(choice.command, state, seat.seat_index)
     cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:

@@ -13,7 +13,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import display
 from imtheboss.web.reply_terms import TERMS_VERBS, Shown, agreed, standing, still_open
-from imtheboss.web.reply_words import Reading
+from imtheboss.web.reply_words import MEANS, Reading
 
 # reply verb -> the engine command it names
 VERB_COMMAND = {
@@ -49,10 +49,12 @@ class Choice:
     no stop card), ``"several"`` (the word fits more than one move: the page must say which),
     ``"terms_changed"`` (``accept``/``reject``, but the terms the mail showed no longer stand,
     or it showed none), ``"already_answered"`` (the seat answered that window, or the terms
-    shown are agreed already)."""
+    shown are agreed already). ``verb``: the verb the reading came to (a word of people's,
+    ``yes``, read as the one move it fits: ``accept``)."""
 
     command: dict[str, Any] | None = None
     problem: str = ""
+    verb: str = ""
 
 
 def answering(state: GameState, window: str) -> bool:
@@ -105,27 +107,51 @@ def command_for(
 ) -> Choice:
     """The command ``reading`` names for ``seat`` in ``state``, in a reply to the mail of
     ``window`` (see ``Choice``); with ``check_terms``, an ``accept`` or ``reject`` only of the
-    terms ``shown`` (those the mail showed, ``imtheboss.web.reply_terms``; ``None``: none)."""
+    terms ``shown`` (those the mail showed, ``imtheboss.web.reply_terms``; ``None``: none). A
+    word that may mean several verbs (``MEANS``: ``yes``, ``no``, ``deal``) names a move only
+    when exactly one of them fits now; two fitting are ``several``."""
     if reading is None:
         return Choice(problem="unclear")
-    found = choices(state, seat, window).get(reading.verb, [])
-    if reading.verb == "place":
+    tried = [
+        _one(verb, reading, state, seat, window, shown, check_terms)
+        for verb in MEANS.get(reading.verb, (reading.verb,))
+    ]
+    fits = [c for c in tried if c.command is not None or c.problem == "several"]
+    if len(fits) > 1:
+        return Choice(problem="several")
+    if fits:
+        return fits[0]
+    return next((c for c in tried if c.problem != "not_now"), tried[0])
+
+
+def _one(
+    verb: str,
+    reading: Reading,
+    state: GameState,
+    seat: int,
+    window: str,
+    shown: Shown | None,
+    check_terms: bool,
+) -> Choice:
+    """The command ``reading`` names read as ``verb`` (``command_for``'s arguments)."""
+    found = choices(state, seat, window).get(verb, [])
+    if verb == "place":
         found = [c for c in found if display.space_number(c["space"]) == reading.space]
-    if check_terms and reading.verb in TERMS_VERBS:
+    if check_terms and verb in TERMS_VERBS:
         problem = _terms_problem(state, seat, found, shown)
         if problem:
-            return Choice(problem=problem)
+            return Choice(problem=problem, verb=verb)
         found = standing(state, seat, found, shown)
     if not found:
-        return Choice(problem=_missing(reading.verb, state, seat, window))
+        return Choice(problem=_missing(verb, state, seat, window), verb=verb)
     if len(found) > 1:
-        return Choice(problem="several")
+        return Choice(problem="several", verb=verb)
     command = {k: v for k, v in found[0].items() if k != "needs"}
-    if reading.verb == "offer":
+    if verb == "offer":
         command["price"] = reading.price
-    elif reading.verb == "chat":
+    elif verb == "chat":
         command["text"] = reading.text
-    return Choice(command=command)
+    return Choice(command=command, verb=verb)
 
 
 def _terms_problem(

@@ -4,8 +4,10 @@
 Pure: bytes in, a line out; no Flask, no database. Handles plain and HTML-only bodies,
 ``format=flowed`` (RFC 3676), quotes with ``>`` and attribution lines ("On … wrote:", "在 …
 写道：", "於 … 寫道："), Outlook's "Original Message" and header blocks, signatures (``-- ``)
-and mobile footers ("Sent from my iPhone", "发自我的iPhone"), in UTF-8, GB2312/GBK/GB18030 and
-Big5 (each label read as its widest superset: what Chinese mail clients send under it).
+and mobile footers ("Sent from my iPhone", "发自我的iPhone"), one greeting line above the answer
+("Hi,", "你好，"), in UTF-8, GB2312/GBK/GB18030 and Big5 (each label read as its widest
+superset: what Chinese mail clients send under it; a body with no label that is not UTF-8 is
+read in the charset ``charset-normalizer`` detects).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from html.parser import HTMLParser
 
+from charset_normalizer import from_bytes
 from imtheboss.web.reply_words import CHAT
 
 # Charset labels read as the superset clients really send under them.
@@ -30,7 +33,15 @@ CHARSETS = {
     "x-big5": "big5hkscs",
     "cp950": "big5hkscs",
 }
+# What a body without a charset label may be in: what mail clients send (detected).
+DETECTED = ("utf_8", "gb18030", "big5hkscs", "cp1252")
 MAX_LINE = 600  # characters kept of the line found
+# One greeting line above the answer: "Hi,", "Hello Bill!", "Dear all,", "你好，", "您好！"
+GREETING = re.compile(
+    r"^(hi|hello|hey|dear|good (morning|afternoon|evening)|你好|您好|大家好|哈囉|哈啰|嗨)"
+    r"([\s,，]+[^\s\d,，!！.。:：]{1,20}){0,2}\s*[,，!！.。:：~]?$",
+    re.IGNORECASE,
+)
 
 ATTRIBUTION_END = re.compile(r"(wrote|a écrit|schrieb)\s*:$|(写道|寫道)\s*[:：]?$", re.IGNORECASE)
 ATTRIBUTION_START = re.compile(r"^(on\s|在\s*\d|於\s*\d|在\s|於\s)", re.IGNORECASE)
@@ -67,13 +78,25 @@ def body_text(message: EmailMessage) -> str | None:
 
 
 def decoded(part: Message) -> str:
-    """``part``'s payload as text, its charset read as ``CHARSETS`` says (bad bytes replaced)."""
+    """``part``'s payload as text, its charset read as ``CHARSETS`` says (bad bytes replaced);
+    without a label, UTF-8 when it is, else the charset detected (one of ``DETECTED``)."""
     payload = part.get_payload(decode=True) or b""
-    label = (part.get_content_charset() or "utf-8").lower()
+    label = (part.get_content_charset() or _detected(payload)).lower()
     try:
         return payload.decode(CHARSETS.get(label, label), errors="replace")
     except LookupError:  # an unknown charset label
         return payload.decode("utf-8", errors="replace")
+
+
+def _detected(payload: bytes) -> str:
+    """The charset of a body that names none: ``utf-8`` when it decodes so, else the one
+    ``charset-normalizer`` finds likeliest among ``DETECTED`` (``utf-8`` when none fits)."""
+    try:
+        payload.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        best = from_bytes(payload, cp_isolation=list(DETECTED)).best()
+        return best.encoding if best is not None else "utf-8"
 
 
 def unflow(text: str, delsp: bool) -> str:
@@ -99,13 +122,17 @@ def unflow(text: str, delsp: bool) -> str:
 
 
 def line_of(text: str) -> str | None:
-    """The first meaningful line of ``text``: blank lines, quoted lines (``>``) and attribution
-    lines are passed over; a signature, a mobile footer or the start of a forwarded original
-    ends the search. A chat (``chat: …``) takes the rest of its paragraph too, joined with
-    spaces."""
+    """The first meaningful line of ``text``: blank lines, quoted lines (``>``), attribution
+    lines and one greeting line (``GREETING``) are passed over; a signature, a mobile footer or
+    the start of a forwarded original ends the search. A chat (``chat: …``) takes the rest of
+    its paragraph too, joined with spaces."""
     lines = [_clean(line) for line in text.splitlines()]
+    greeted = False
     for index, line in enumerate(lines):
         if not line or line.startswith(">"):
+            continue
+        if not greeted and GREETING.match(line):
+            greeted = True
             continue
         if STOPS.match(line) or line == "--":
             return None

@@ -18,6 +18,7 @@ from email.parser import BytesParser
 from email.utils import getaddresses
 
 import authres
+from imtheboss.engine import languages
 
 PRECEDENCE_AUTOMATIC = frozenset({"bulk", "junk", "list", "auto_reply"})
 AUTO_HEADERS = (
@@ -27,32 +28,10 @@ AUTO_HEADERS = (
     "X-Auto-Reply",
     "X-Auto-Response-Suppress",
 )
-# The subjects auto-replies start with, for those that send none of the headers above (en,
-# zh_Hans, zh_Hant; compared without case; a trailing ":" also matches the full-width "："). The
-# one list: docs/mail-replies.md shows it.
-AUTO_SUBJECTS = (
-    "Automatic reply:",
-    "Auto reply:",
-    "Auto-reply:",
-    "Autoreply:",
-    "Auto response:",
-    "Auto-response:",
-    "Autoresponse:",
-    "Auto:",
-    "Out of Office",
-    "Out of the office",
-    "自动回复:",
-    "自动答复:",
-    "自动应答:",
-    "自动回覆:",
-    "外出:",
-    "不在办公室",
-    "自動回覆:",
-    "自動回復:",
-    "自動答覆:",
-    "自動回應:",
-    "不在辦公室",
-)
+# The subjects auto-replies start with, for those that send none of the headers above (every
+# language's ``auto_replies`` in ``imtheboss.engine.languages``; compared without case; a trailing
+# ":" also matches the full-width "："). docs/mail-replies.md shows them.
+AUTO_SUBJECTS = tuple(s for row in languages.LANGUAGES for s in row.auto_replies)
 DAEMONS = re.compile(r"^(mailer-daemon|postmaster|noreply|no-reply|do-not-reply)@", re.I)
 AUTH_FAIL = re.compile(r"\b(dkim|spf|dmarc)\s*=\s*(fail|permerror)\b", re.I)
 ADDRESS_LIKE = re.compile(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")

@@ -1,9 +1,10 @@
 """``python -m imtheboss.web.serve``: the zero-setup default (README's first command).
 
-Starts two Celery workers on the embedded broker (kombu's filesystem transport; Redis when
+Starts three Celery workers on the embedded broker (kombu's filesystem transport; Redis when
 ``REDIS_URL`` is set), as the Procfile does: one for the ``deadlines`` queue (with embedded
-beat) and one for the ``mail`` queue, each a supervised process of its own, so a hanging mail
-server cannot hold up a deadline. Then it serves the web app on ``--host``/``--port`` (default
+beat), one for the ``mail`` queue and one for ``outbound`` (webhooks and push), each a
+supervised process of its own, so a hanging mail server cannot hold up a deadline and a slow
+webhook receiver cannot hold up mail. Then it serves the web app on ``--host``/``--port`` (default
 127.0.0.1:5000) with SQLite in ``instance/`` unless ``DATABASE_URL`` is set. Mail goes to the
 local outbox at ``/operator/mail`` unless ``SMTP_HOST`` is set. Ctrl-C stops them all.
 """
@@ -73,6 +74,7 @@ WORKER_COMMANDS = {
     "deadlines": [*CELERY, "-B", "-Q", "deadlines", "-n", "deadlines@%h", "--concurrency", "2"]
     + QUIET,
     "mail": [*CELERY, "-Q", "mail", "-n", "mail@%h", "--concurrency", "4"] + QUIET,
+    "outbound": [*CELERY, "-Q", "outbound", "-n", "outbound@%h", "--concurrency", "4"] + QUIET,
 }
 
 

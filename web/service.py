@@ -23,12 +23,13 @@ from email_validator import EmailNotValidError, validate_email
 from flask import current_app, has_request_context
 from flask_babel import get_locale
 from flask_babel import gettext as _
+from imtheboss.engine import languages
 from imtheboss.engine.board import Board, BoardError, default_board, load_board
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event, take_record
 from imtheboss.engine.game import COMMANDS, Command, decide_state, due_windows
 from imtheboss.engine.options import Options, OptionsError
-from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.engine.orders import PACES, Orders, pace_orders
 from imtheboss.engine.setup import SetupError, new_game
 from imtheboss.engine.state import (
     GameState,
@@ -41,6 +42,7 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
+from imtheboss.web.display import valid_timezone
 from imtheboss.web.metrics import timed_submit
 from imtheboss.web.models import (
     SERVER_SCOPE,
@@ -215,6 +217,8 @@ def create_game(
     confirmed: bool = True,
     starting_orders: str = "none",
     languages: list[str] | None = None,
+    zones: list[str] | None = None,
+    creator_zone: str = "",
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -228,24 +232,33 @@ def create_game(
     nor invitation until ``confirm_game``. Trusted callers (tests, benchmarks, scripts) keep
     the default and get a running game whose invitations are written at once.
 
-    ``starting_orders``: ``"recommended"`` starts every seat with ``RECOMMENDED`` standing
-    orders (A10; the pages and the API do), ``"none"`` with none. Each seat starts with its
+    ``starting_orders``: the table's pace (``orders.PACES``: ``"brisk"``, the pages' and the
+    API's default ``DEFAULT_PACE``, ``"standard"`` or ``"relaxed"``; ``"recommended"`` and
+    ``"none"`` are the older names of the last two): every seat starts with its standing orders
+    (A10). Each seat starts with its
     address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
-    player, ``en``, ``zh_Hans`` or ``zh_Hant``: what the organiser chose on ``/new`` or in the
+    player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
-    default."""
+    default. ``zones`` (one IANA name or ``""`` per player): ``_organiser_zone``;
+    ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400)."""
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
-        raise ServiceError(400, "bad_settings", _('starting orders are "recommended" or "none"'))
+        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
     names = [name.strip() for name, _email in players]
     if languages is not None and (
         len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
-            400, "bad_settings", _("each player's language is English, 简体中文 or 繁體中文")
+            400,
+            "bad_settings",
+            _(
+                "each player's language is one of %(names)s",
+                names=", ".join(languages.names().values()),
+            ),
         )
+    _check_zones(zones, len(names), creator_zone)
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
@@ -255,6 +268,8 @@ def create_game(
         emails = [normal_email(e) for _n, e in players]
     except ValueError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
+    if _twice(emails):  # one address, one seat (any case)
+        raise ServiceError(400, "bad_settings", already_plays())
     try:
         creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
     except ValueError as exc:
@@ -316,6 +331,7 @@ def create_game(
         defaults_of.apply_defaults(seat, chosen.get(email))
         if languages is not None and languages[i]:  # the organiser's choice for this game
             seat.locale = languages[i]
+        _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
     db.session.flush()
     base = current_app.config["BASE_URL"].rstrip("/")
@@ -324,7 +340,7 @@ def create_game(
         _append(game, events, replay(events), now, links)
     else:
         admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = organiser_confirmation(game_id, creator_email, admin_link, len(names), _locale(), now)
+        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
@@ -372,6 +388,38 @@ def _settings_of(
     return opts, the_board
 
 
+def _organiser_zone(seat: Seat, zone: str, own: Any) -> None:
+    """Give ``seat`` the zone the organiser chose for it (``""``: none, UTC) unless its address
+    chose a zone of its own (``own``: its ``players`` row or ``None``): the player's own default
+    wins, they set it themselves."""
+    if zone and not (own is not None and own.timezone):
+        seat.timezone = zone
+
+
+def _organiser_row(
+    game_id: str, to: str, admin_link: str, players: int, at: datetime, zone: str
+) -> dict[str, Any]:
+    """The organiser's confirmation row (``notify.organiser_confirmation``) in the request's
+    language, its times in ``zone`` (``""``: UTC); it may name the game's title only when this
+    browser is signed in as ``to`` (that address is proved to be the creator's)."""
+    from imtheboss.web.players import signed_in  # (players imports this module)
+
+    named = has_request_context() and signed_in() == to.lower()
+    return organiser_confirmation(game_id, to, admin_link, players, _locale(), at, zone, named)
+
+
+def _check_zones(zones: list[str] | None, count: int, creator_zone: str) -> None:
+    """``zones`` is ``None`` or one known zone (or ``""``) per player, and ``creator_zone``
+    a known zone or ``""``; else ``ServiceError`` 400."""
+    given = [*(zones or []), creator_zone]
+    if (zones is not None and len(zones) != count) or not all(
+        isinstance(z, str) and (not z or valid_timezone(z)) for z in given
+    ):
+        raise ServiceError(
+            400, "bad_settings", _("unknown time zone: use a name like Europe/Berlin or UTC")
+        )
+
+
 def _locale() -> str:
     """The language of the request (the organiser's mail is written in it), else English."""
     if has_request_context():
@@ -379,14 +427,18 @@ def _locale() -> str:
     return "en"
 
 
-STARTING_ORDERS = ("recommended", "none")
-SEAT_LANGUAGES = frozenset({"en", "zh_Hans", "zh_Hant"})
+# The pace choices (``orders.PACES``), and the two older names: "recommended" is "standard",
+# "none" is "relaxed".
+STARTING_ORDERS = (*PACES, "recommended", "none")
+OLD_PACE_NAMES = {"recommended": "standard", "none": "relaxed"}
+SEAT_LANGUAGES = frozenset(languages.CODES)
 SERVER_PROXY_HOURS = 48  # A11: the away proxy of games made on the pages and the API
 
 
-def _orders(starting: str, seats: int) -> list[Orders] | None:
-    """Every seat's first standing orders (A10): the recommended set, or none."""
-    return [RECOMMENDED] * seats if starting == "recommended" else None
+def _orders(starting: str, seats: int) -> list[Orders]:
+    """Every seat's first standing orders (A10): those of the pace ``starting`` (a name of
+    ``STARTING_ORDERS``), from ``orders.pace_orders``."""
+    return [pace_orders(OLD_PACE_NAMES.get(starting, starting))] * seats
 
 
 def confirm_game(game_id: str) -> int:
@@ -1029,11 +1081,33 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     return email
 
 
+def already_plays() -> str:
+    """The refusal of a second seat for one address in a game (translated)."""
+    return _("That address already plays another seat here.")
+
+
+def _twice(emails: list[str]) -> bool:
+    """Whether one player (``players.key``: any case) has two of ``emails``."""
+    from imtheboss.web.players import key
+
+    keys = [key(email) for email in emails]
+    return len(set(keys)) != len(keys)
+
+
+def plays_here(email: str, others: list[str]) -> bool:
+    """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
+    other seats)."""
+    from imtheboss.web.players import key
+
+    return key(email) in {key(other) for other in others}
+
+
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
     whom to ask), so a seat is never moved to another address unheard; the table reads that
     it changed in the history (``seat_email_changed``, A13: never the address). Raises
-    ``ServiceError`` 400/404, or 409 before the game is confirmed."""
+    ``ServiceError`` 400/404 (400 ``bad_email`` for an address that plays another seat of the
+    game, in any case), or 409 before the game is confirmed."""
     try:
         email = normal_email(email or "")
     except ValueError as exc:
@@ -1045,6 +1119,10 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     if email == old:
         db.session.rollback()
         return
+    others = [s.email for s in seats_of(game_id) if s.seat_index != seat_index]
+    if plays_here(email, others):  # one address, one seat
+        db.session.rollback()
+        raise ServiceError(400, "bad_email", already_plays())
     seat.email = email
     now = now_utc()
     db.session.add(

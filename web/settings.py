@@ -125,7 +125,8 @@ class Settings(BaseSettings):
     ratelimit_chat: str = "10 per minute; 300 per day"  # chat messages taken, per seat
     ratelimit_bad_secrets: str = "30 per hour; 100 per day"  # wrong links and tokens
     ratelimit_sign_in: str = "10 per hour; 30 per day"  # sign-in links asked for
-    ratelimit_sign_in_address: str = "5 per hour; 10 per day"  # per address asked for
+    ratelimit_sign_in_address: str = "5 per hour; 10 per day"  # per address and client
+    ratelimit_sign_in_mailbox: str = "20 per hour; 50 per day"  # per address, all clients
     ratelimit_mail_replies: str = "30 per hour; 200 per day"  # replies read, per sender address
 
     @field_validator(
@@ -136,6 +137,7 @@ class Settings(BaseSettings):
         "ratelimit_bad_secrets",
         "ratelimit_sign_in",
         "ratelimit_sign_in_address",
+        "ratelimit_sign_in_mailbox",
         "ratelimit_mail_replies",
     )
     @classmethod

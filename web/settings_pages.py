@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from zoneinfo import available_timezones
 
 from flask import (
     flash,
@@ -63,10 +62,10 @@ def settings(gid: str) -> Any:
             flash(_("Settings saved."))
             return redirect(url_for("pages.settings", gid=gid), 303)
         ctx = frame(game, seat, admin)
-        ctx.update(form=form, zones=_zones(), notices=[], **_settings_extras(state))
+        ctx.update(form=form, notices=[], **_settings_extras(state))
         return render_template("settings.html", **ctx), 400
     ctx = frame(game, seat, admin)
-    ctx.update(form=form, zones=_zones(), notices=get_flashed_messages(), **_settings_extras(state))
+    ctx.update(form=form, notices=get_flashed_messages(), **_settings_extras(state))
     return render_template("settings.html", **ctx)
 
 
@@ -88,7 +87,3 @@ def zone(gid: str) -> Response:
 
 def _settings_extras(state: Any) -> dict[str, Any]:
     return {"key": uuid.uuid4().hex, "game_over": state.phase == "game_over"}
-
-
-def _zones() -> list[str]:
-    return sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/"))

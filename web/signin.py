@@ -7,9 +7,12 @@ Routes (blueprint ``signin``):
   (``imtheboss.worker.signin_mail.send_sign_in``, by name) for every well-formed address, and
   answers the same page: whether the address has games is decided by the worker, which mails
   only an address with a seat. The web does the same work either way, so neither the answer
-  nor its time says it. Limits: ``RATELIMIT_SIGN_IN`` per client address and
-  ``RATELIMIT_SIGN_IN_ADDRESS`` per address asked for, counted on the player (``players.key``:
-  ``EVE@…`` and ``eve@…`` are one) (``imtheboss.web.limits``).
+  nor its time says it. Limits (``imtheboss.web.limits``), the address counted as its player
+  (``players.key``: ``EVE@…`` and ``eve@…`` are one): ``RATELIMIT_SIGN_IN`` per client address,
+  ``RATELIMIT_SIGN_IN_ADDRESS`` per address and client address (a stranger's asks spend only
+  their own), and ``RATELIMIT_SIGN_IN_MAILBOX`` per address from every client (a flood of one
+  mailbox from many clients), which a browser that has signed in as the address before (the
+  session's ``mailboxes``, set by a used link: it proved it reads the mail) skips.
 - ``GET /sign-in/<signed>``: the mailed link. It checks the signature and keeps the link in the
   session, then sends the browser to ``/sign-in/confirm`` (so the secret leaves the URL, as a
   seat link does). It changes nothing in the database: mail scanners fetch links (``GET``,
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from contextlib import ExitStack
 from datetime import datetime, timedelta
 
 from flask import (
@@ -146,7 +150,7 @@ def sign_in_form() -> str | tuple[str, int]:
         email = normal_email(form.email.data or "")
     except ValueError as exc:
         return render_template("signin.html", form=form, sent=False, problem=str(exc)), 400
-    with spending("sign_in", client_address()), spending("sign_in_address", players.key(email)):
+    with spending("sign_in", client_address()), _address_spending(players.key(email)):
         row = SignInLink(
             id=secrets.token_urlsafe(18),
             email=email,
@@ -157,6 +161,27 @@ def sign_in_form() -> str | tuple[str, int]:
         db.session.commit()
         _queue(row.id)
     return render_template("signin.html", form=form, sent=True, problem=None)
+
+
+BROWSER = "sign_in_browser"  # in the session: the secret of this browser's mark
+MAILBOXES = "mailboxes"  # in the session: the players this browser signed in as by a link
+KEPT_MAILBOXES = 5
+
+
+def _address_spending(player: str) -> ExitStack:
+    """The limits of the address ``player`` for this ask: per address and client, and per
+    address in all unless this browser proved it reads the mailbox. Raises ``TooMany``."""
+    stack = ExitStack()
+    stack.enter_context(spending("sign_in_address", f"{player} {client_address()}"))
+    if player not in session.get(MAILBOXES, []):
+        stack.enter_context(spending("sign_in_mailbox", player))
+    return stack
+
+
+def _proved(player: str) -> None:
+    """Remember that this browser signed in with a link mailed to ``player``."""
+    kept = [p for p in session.get(MAILBOXES, []) if isinstance(p, str) and p != player]
+    session[MAILBOXES] = [player, *kept][:KEPT_MAILBOXES]
 
 
 def _queue(row_id: str) -> None:
@@ -186,11 +211,11 @@ def mailed_link(signed: str) -> Response | tuple[str, int]:
 
 
 def _browser() -> str:
-    """This browser's mark: a hash of its session's CSRF secret (made if missing)."""
-    from flask_wtf.csrf import generate_csrf
-
-    generate_csrf()
-    secret = str(session.get("csrf_token", ""))
+    """This browser's mark: a hash of a random secret its session keeps (made if missing; not
+    the CSRF secret, which signing in renews)."""
+    secret = session.get(BROWSER)
+    if not isinstance(secret, str):
+        secret = session[BROWSER] = secrets.token_urlsafe(18)
     return hashlib.sha256(f"sign-in:{secret}".encode()).hexdigest()
 
 
@@ -216,6 +241,7 @@ def confirm() -> str | Response | tuple[str, int]:
     email = row.email
     db.session.commit()
     players.sign_in(email)
+    _proved(players.key(email))
     return redirect(url_for("me.my_games"), 303)
 
 

@@ -8,20 +8,27 @@ IPv4-mapped, 6to4, Teredo or NAT64, is checked as IPv4). ``post(url, body, heade
 URL again, then connects to one of the checked addresses itself (never resolving the name a
 second time, so a DNS answer that changes between the check and the connection cannot move it),
 sends the name as SNI and ``Host``, verifies the certificate for the name, and never follows a
-redirect (a 3xx is an answer like any other). ``WEBHOOK_ALLOW_LOOPBACK`` lets loopback addresses
-through, for tests only.
+redirect (a 3xx is an answer like any other). ``timeout`` is the deadline of the whole post
+(connecting, the TLS handshake, sending, every read of the answer): at the deadline the
+socket is shut, so a receiver that drips its answer a byte at a time cannot hold the post (and
+the worker running it) longer. ``WEBHOOK_ALLOW_LOOPBACK`` lets loopback addresses through, for
+tests only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import ssl
+import threading
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import idna
 import urllib3
+from urllib3.connection import HTTPSConnection
 from urllib3.exceptions import (
     ConnectTimeoutError,
     HTTPError,
@@ -161,6 +168,57 @@ def check_url(url: str, allow_loopback: bool = False) -> Target:
     return Target(host, port, path, host_header, tuple(addresses))
 
 
+class _Deadline:
+    """The end of one post: ``watch(sock)`` shuts ``sock`` when the end comes (at once if it
+    has come), which ends any read or write blocked on it; ``expired`` tells it happened."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def left(self) -> float:
+        """Seconds left (a little more than 0 at least, for a socket timeout)."""
+        return max(0.01, self.end - time.monotonic())
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _connection_class(deadline: _Deadline) -> type[HTTPSConnection]:
+    """An HTTPS connection whose socket ``deadline`` watches from its creation on (before the
+    TLS handshake)."""
+
+    class Watched(HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()
+            deadline.watch(sock)
+            return sock
+
+    return Watched
+
+
 def _context(ca_file: str) -> ssl.SSLContext:
     context = ssl.create_default_context()
     if ca_file:
@@ -179,10 +237,29 @@ def post(
 ) -> Reply:
     """POST ``body`` to ``url`` (checked by ``check_url``) over a connection to a checked
     address, the certificate verified for the URL's name (``ca_file``: extra CAs), no redirect
-    followed; ``timeout`` seconds for the connection and for each read. Raises ``Refused``
-    (the URL) or ``Unreachable`` (no answer)."""
+    followed; ``timeout`` seconds for the whole post, however the receiver drips its answer.
+    Raises ``Refused`` (the URL) or ``Unreachable`` (no answer; ``timeout`` at the deadline)."""
     target = check_url(url, allow_loopback)
     context = _context(ca_file)
+    deadline = _Deadline(timeout)
+    try:
+        return _post(target, body, headers, context, deadline)
+    except Unreachable as exc:
+        if deadline.expired:
+            raise Unreachable("timeout", f"{target.host}: no answer within {timeout} s") from None
+        raise exc
+    finally:
+        deadline.cancel()
+
+
+def _post(
+    target: Target,
+    body: bytes,
+    headers: dict[str, str],
+    context: ssl.SSLContext,
+    deadline: _Deadline,
+) -> Reply:
+    """``post`` to each of ``target``'s addresses until one answers."""
     failure = Unreachable("refused", f"{target.host}: no address answered")
     for address in target.addresses:
         pool = urllib3.HTTPSConnectionPool(
@@ -191,10 +268,11 @@ def post(
             server_hostname=target.host,
             assert_hostname=target.host,
             ssl_context=context,
-            timeout=urllib3.Timeout(connect=timeout, read=timeout),
+            timeout=urllib3.Timeout(connect=deadline.left(), read=deadline.left()),
             retries=False,
             maxsize=1,
         )
+        pool.ConnectionCls = _connection_class(deadline)
         try:
             answer = pool.urlopen(
                 "POST",
@@ -219,4 +297,6 @@ def post(
             raise Unreachable("connection", f"{target.host}: {exc}") from None
         finally:
             pool.close()
+        if deadline.expired:
+            break
     raise failure

@@ -99,6 +99,7 @@ TEXTS: dict[str, Any] = {
     "back": lazy_gettext("%(player)s is back"),
     "chat": lazy_gettext("%(player)s: %(text)s"),
     "orders_set": lazy_gettext("Your standing orders changed"),
+    "present": lazy_gettext("You are here: the server does not play for you"),
     "private": lazy_gettext("(something private to another player)"),
     "no_night": lazy_gettext("%(player)s names no night: windows may run out at any hour"),
     "night": lazy_gettext("%(player)s's night: %(start)s to %(end)s (%(zone)s)"),
@@ -174,6 +175,33 @@ KIND_TEXTS = {
         " you pass."
     ),
     "reminder": lazy_gettext("Reminder: your answer is due soon"),
+    "reminder_place_marker": lazy_gettext(
+        "Reminder: place the marker to start the game by %(time)s. If you do not, the server"
+        " places it for you."
+    ),
+    "reminder_turn": lazy_gettext(
+        "Reminder: it is still your turn, until %(time)s. If you do not act, the server rolls"
+        " and draws for you."
+    ),
+    "reminder_discard": lazy_gettext(
+        "Reminder: discard down to your hand limit by %(time)s. If you do not, the server"
+        " discards your newest cards."
+    ),
+    "reminder_stop": lazy_gettext(
+        "Reminder: a card waits for your answer until %(time)s: stop it or let it happen. If you"
+        " do not answer, you let it happen."
+    ),
+    "reminder_last_call": lazy_gettext(
+        "Reminder: last call until %(time)s: pass or play a card. If you do not answer, you pass."
+    ),
+    "reminder_negotiation": lazy_gettext(
+        "Reminder: the negotiation of your deal ends %(time)s: close the deal or let it fail."
+        " If you do neither, the deal closes if it has what it needs, else it fails."
+    ),
+    "you_are_next": lazy_gettext(
+        "You are next, after %(after)s. To plan your turn while you wait, pick a turn pre-move"
+        " on the game page in one tap."
+    ),
     "marked_away": lazy_gettext(
         "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
         " you. Any move of yours brings you back."
@@ -181,12 +209,56 @@ KIND_TEXTS = {
 }
 """The sentence of outbox rows whose kind says it all (``imtheboss.web.notify``)."""
 
+YOU_TEXTS: dict[tuple[str, str], Any] = {
+    ("proposal", "provider"): lazy_gettext("The boss proposes %(price)s to you for %(card)s"),
+    ("agreement", "provider"): lazy_gettext("Agreement: you get %(price)s for %(card)s"),
+    ("played_card_on", "owner"): lazy_gettext("%(player)s plays %(cards)s on your card: %(card)s"),
+    ("played_recruit_on", "owner"): lazy_gettext(
+        "%(player)s plays three recruit cards on your investor: %(card)s"
+    ),
+    ("terms_rejected", "provider"): lazy_gettext("Your terms for %(letter)s were rejected"),
+    ("terms_lapsed", "provider"): lazy_gettext(
+        "Your terms for %(letter)s lapsed: they no longer fit the deal"
+    ),
+    ("deal_failed", "boss"): lazy_gettext("Your deal on space %(space)s failed: %(reason)s"),
+    ("marker_for", "player"): lazy_gettext(
+        "Your turn ran out: the server placed the marker on space %(space)s for you"
+    ),
+    ("rolled_for", "player"): lazy_gettext(
+        "The server rolled for you (your turn ran out): %(value)s, the marker moves to space"
+        " %(space)s"
+    ),
+    ("drew_for", "player"): lazy_gettext("The server drew %(cards)s for you (your turn ran out)"),
+    ("discarded_for", "player"): lazy_gettext(
+        "Time ran out: the server discarded %(cards)s for you (the newest cards)"
+    ),
+    ("deal_opened_for", "boss"): lazy_gettext(
+        "The server opened the deal on space %(space)s that you had to open"
+    ),
+}
+"""A message's sentence when it speaks of its reader (the seat under the key's parameter):
+mail and the inbox speak to their reader as "you"."""
+
 SEATS = ("player", "boss", "provider")
+ANSWER_FOR = ("place_marker", "turn", "discard", "stop", "last_call", "negotiation")
+"""What a reminder may ask (``awaiting``'s ``for``): ``KIND_TEXTS["reminder_" + for]``."""
 
 
-def render(msg: Message, players: list[str], tz: str = "UTC") -> str:
-    """``msg`` as one line in the current locale, times in zone ``tz``."""
+def render(msg: Message, players: list[str], tz: str = "UTC", reader: int | None = None) -> str:
+    """``msg`` as one line in the current locale, times in zone ``tz``; to seat ``reader``
+    (mail, the inbox) a message about that seat speaks to it (``YOU_TEXTS``; in a list of
+    players, "you")."""
     sentence, params = _worded(msg)
+    if reader is not None:
+        sentence = next(
+            (
+                text
+                for (i, key), text in YOU_TEXTS.items()
+                if i == msg.id and params.get(key) == reader
+            ),
+            sentence,
+        )
+        params = _with_you(params, reader)
     text = fill(sentence, params, players, tz)
     if msg.by_order:
         return text + " · " + _("by your standing orders")
@@ -208,6 +280,21 @@ def _worded(msg: Message) -> tuple[Any, dict[str, Any]]:
     return TEXTS["extended"], {"duration": minutes}
 
 
+def _with_you(params: dict[str, Any], reader: int) -> dict[str, Any]:
+    """``params`` with the reader in a list of ``players`` or of ``[seat, number]`` pairs as
+    ``YOU``: "you" (``_word``)."""
+    out = dict(params)
+    players = params.get("players")
+    if isinstance(players, list) and reader in players:
+        out["players"] = [YOU if s == reader else s for s in players]
+    for key in ("owed", "money", "payments"):  # [[seat, number], ...]
+        if isinstance(params.get(key), list):
+            out[key] = [[YOU if s == reader else s, n] for s, n in params[key]]
+    return out
+
+
+YOU = -1  # the reader, in a list of players
+
 BRIEF_SHIFT = lazy_gettext(
     "Every open deadline moves less than a minute later (the game was paused)"
 )
@@ -220,28 +307,109 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
     return str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
 
 
-def row_text(row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True) -> str:
+def row_text(
+    row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True, facts: bool = True
+) -> str:
     """An outbox row (``Notification``) in the current locale: its message, else its kind's
-    sentence, else (rows written before messages were stored) the text it was written with.
-    ``can_stop``: the seat holds a stop card (else a card's stop window says that it can only
-    let the card happen)."""
+    sentence, else (rows written before messages were stored) the text it was written with;
+    then what of the reader's lapses if a waiting card happens (``lapses``), what a deal on its
+    space needs and pays and what the reader could bring (``facts``,
+    ``imtheboss.web.notify.space_facts``; ``facts=False``: not, a later row of the same mail
+    says them). ``can_stop``: the seat holds a stop card (else a card's stop window says that
+    it can only let the card happen)."""
+    text = _row_said(row, players, tz, can_stop)
+    lapses = (row.body or {}).get("lapses")
+    if lapses:  # a card's stop window: what the reader loses if the card happens
+        text = then(
+            text,
+            _(
+                "If the card happens, your agreement for %(letters)s lapses.",
+                letters=_letters(lapses),
+            ),
+        )
+    said = (row.body or {}).get("facts")
+    if not facts or not said or "space" not in (row.body or {}):
+        return text
+    return then(text, facts_text(row.body["space"], said, tz))
+
+
+SENTENCE_ENDS = tuple('.!?…。！？"”」』)）')
+
+
+def then(sentence: str, more: str) -> str:
+    """``sentence`` (an event's line, which has no full stop of its own) followed by the
+    sentences ``more``, with the current locale's full stop between them where ``sentence``
+    does not end one already."""
+    if sentence.rstrip().endswith(SENTENCE_ENDS):
+        return _("%(sentence)s %(more)s", sentence=sentence, more=more)
+    return _("%(sentence)s. %(more)s", sentence=sentence, more=more)
+
+
+def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
+    """A deal space's facts (``notify.space_facts``, with ``until``: the negotiation's end, or
+    ``None``) as sentences to their reader: needs, proceeds, what the reader could bring."""
+    shares, value = facts["shares"], facts["share_value"]
+    out = [
+        _(
+            "A deal on space %(space)s needs %(needs)s. It pays %(proceeds)s M (%(shares)s"
+            " shares at %(value)s M).",
+            space=display.space_number(space),
+            needs=needs_words(facts["needs"]),
+            proceeds=shares * value,
+            shares=shares,
+            value=value,
+        )
+    ]
+    if facts["fits"]:
+        out.append(_("You could bring %(letters)s.", letters=_letters(facts["fits"])))
+    else:
+        out.append(_("You hold no investor or family card it needs."))
+    if facts.get("until"):
+        out.append(
+            _("Its negotiation runs until %(time)s.", time=display.page_time(facts["until"], tz))
+        )
+    return " ".join(out)
+
+
+def needs_words(needs: dict[str, Any]) -> str:
+    """A space's requirements (``required``, ``choices``, ``investor_only`` as in the board's
+    JSON) in words: ``Cashman (C) and Sacks (S), plus 2 of Goldman (G), Liebgeld (L)...``."""
+    parts = [_letters(needs["required"])] if needs["required"] else []
+    for choice in needs.get("choices") or []:
+        parts.append(_("%(k)s of %(letters)s", k=choice["k"], letters=_letters(choice["of"])))
+    text = _(", plus ").join(parts)
+    if needs.get("investor_only"):
+        only = _letters(needs["investor_only"])
+        text += " " + _("(%(letters)s only by the investor card itself)", letters=only)
+    return text
+
+
+def _row_said(row: Any, players: list[str], tz: str, can_stop: bool) -> str:
     said = (row.body or {}).get("message")
     if said:
-        return render(Message.from_json(said), players, tz)
+        reader = row.seat_index if 0 <= row.seat_index < len(players) else None
+        return render(Message.from_json(said), players, tz, reader)
     body = row.body or {}
     kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
     kind = "stop_no_card" if kind == "stop" and not can_stop else kind
+    if kind == "reminder" and body.get("for") in ANSWER_FOR:  # what it asks, and on silence
+        return str(KIND_TEXTS["reminder_" + body["for"]]) % {
+            "time": display.page_time(body["until"], tz)
+        }
     sentence = KIND_TEXTS.get(kind)
     if sentence is None:
         return row.text
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
     space = body.get("space")
     number = None if space is None else display.space_number(space)
-    text = str(sentence) % {"name": name, "space": number}
+    after = body.get("after")
+    before = players[after] if isinstance(after, int) and 0 <= after < len(players) else ""
+    text = str(sentence) % {"name": name, "space": number, "after": before}
     asked = body.get("asked")  # the card that waits, or the last call (imtheboss.web.notify)
     if not asked:
         return text
-    return _("%(done)s. %(asked)s", done=render(Message.from_json(asked), players, tz), asked=text)
+    done = render(Message.from_json(asked), players, tz, row.seat_index)
+    return _("%(done)s. %(asked)s", done=done, asked=text)
 
 
 def line(event: Event, players: list[str], seat: int | None, tz: str = "UTC") -> str:
@@ -257,7 +425,7 @@ def _word(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "owner":
         return players[value] if isinstance(value, int) else _("the side pool")
     if key == "players":
-        return _names([players[s] for s in value]) if value else _("nobody")
+        return _names([_seat_name(s, players) for s in value]) or _("nobody")
     if key in ("card", "letter"):
         return card_words(value)
     if key == "cards":
@@ -265,6 +433,10 @@ def _word(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "price":
         return display.price_text(value)
     return _special(key, value, players, tz)
+
+
+def _seat_name(seat: int, players: list[str]) -> str:
+    return _("you") if seat == YOU else players[seat]
 
 
 def _special(key: str, value: Any, players: list[str], tz: str) -> str:
@@ -275,7 +447,7 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "side_pool":
         return _letters(value) if value else _("empty")
     if key in ("owed", "money", "payments"):
-        return _names([players[s] + " " + _amount(key, n) for s, n in value])
+        return _names([_seat_name(s, players) + " " + _amount(key, n) for s, n in value])
     if key == "time":  # with its zone, as every page and mail writes a time
         return display.page_time(value, tz)
     if key == "zone":  # a seat's night (A12): the zone as players read it, not its raw name
@@ -355,7 +527,7 @@ def _cards(value: Any) -> str:
 
 @contextmanager
 def speaking(lang: str) -> Iterator[None]:
-    """Render in ``lang`` (``en``, ``zh_Hans``, ``zh_Hant``) inside the block: the app's own
+    """Render in ``lang`` (a code of ``engine.languages``) inside the block: the app's own
     context when there is one (mail), else a bare app with the catalogs (the command line)."""
     if has_app_context():
         with force_locale(lang):

@@ -13,9 +13,9 @@ from typing import Any
 from flask import g
 from flask_babel import get_locale, lazy_gettext
 from flask_babel import gettext as _
-from imtheboss.engine.cards import TILE_VALUES
+from imtheboss.engine import prices
 from imtheboss.engine.events import Event
-from imtheboss.engine.views import redact_event
+from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
 from imtheboss.web import story  # story and this module use each other's names at call time
 
 EVENT_KINDS: dict[str, tuple[str, Any]] = {
@@ -140,8 +140,11 @@ class Row:
 
 def visible(event: Event, seat: int | None) -> bool:
     """Whether ``event`` shows in the history of ``seat`` at all: another seat's standing
-    orders (A10) are not even a line there."""
-    return not (event.type == "orders_set" and event.by != seat)
+    orders (A10) are not even a line there, and a negotiation's timeout is told once, by the
+    ``negotiation_expired`` the engine records right after its ``timed_out``."""
+    if event.type == "timed_out" and event.data.get("kind") == "negotiation":
+        return False
+    return not (event.type in PRIVATE_EVENTS and event.by != seat)
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ class Negotiation:
         if self.end is not None and self.end.type == "deal_closed":
             return int(self.end.data["proceeds"])
         index = self.deals_closed_before
-        return shares * TILE_VALUES[tiles[index]] if index < len(tiles) else 0
+        return prices.proceeds(shares, prices.share_value(tiles[index:]))
 
 
 def is_tail(event: Event) -> bool:

@@ -1,15 +1,16 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Tasks go to two queues (``imtheboss.web.queue.TASK_ROUTES``): ``deadlines`` and ``mail``. The
-Procfile starts a worker for each (``celery -A imtheboss.worker.celery_app worker -Q mail``,
-``... worker -Q deadlines``) and beat (``celery -A imtheboss.worker.celery_app beat``), so a
-send that hangs on the SMTP server can never hold up a deadline; ``./dev serve`` starts the
-same two workers (beat inside the deadlines one) on the embedded broker. A worker started
-without ``-Q`` consumes both queues. Every process of a worker that consumes ``deadlines`` runs
-the firing threads (``imtheboss.worker.firing.Firing``, a worker bootstep): they claim due
-deadlines from the database and fire them. The broker, the queues, the sweep period
-(``SWEEP_SECONDS``) and the beat schedule file come from the same settings object as the web
-app's (``imtheboss.web.settings``). Celery's log handlers get the web
+Tasks go to three queues (``imtheboss.web.queue.TASK_ROUTES``): ``deadlines``, ``mail`` and
+``outbound`` (webhooks and push). The Procfile starts a worker for each (``celery -A
+imtheboss.worker.celery_app worker -Q mail``, ``... -Q deadlines``, ``... -Q outbound``) and
+beat (``celery -A imtheboss.worker.celery_app beat``), so a send that hangs on the SMTP server
+can never hold up a deadline, and a webhook or push receiver that answers slowly never holds up
+mail; ``./dev serve`` starts the same three workers (beat inside the deadlines one) on the
+embedded broker. A worker started without ``-Q`` consumes every queue. Every process of a worker
+that consumes ``deadlines`` runs the firing threads (``imtheboss.worker.firing.Firing``, a
+worker bootstep): they claim due deadlines from the database and fire them. The broker, the
+queues, the sweep period (``SWEEP_SECONDS``) and the beat schedule file come from the same
+settings object as the web app's (``imtheboss.web.settings``). Celery's log handlers get the web
 app's redaction, and every line written while a task runs carries ``task=<task id>``
 (``imtheboss.web.logs``).
 """
@@ -100,6 +101,8 @@ def make_celery() -> Celery:
     app.steps["worker"].add(Firing)
     # the sweeps run every few seconds: their INFO lines only when they did something
     logs.QUIET_TASKS.update(entry["task"] for entry in app.conf.beat_schedule.values())
+    # and a post re-queued by the outbound sweep that finds its row settled: only real posts
+    logs.QUIET_TASKS.add("imtheboss.worker.outbound.post_one")
     return app
 
 

@@ -4,9 +4,10 @@ give its IMAP login (``IMAP_HOST``, ``IMAP_USER``, ``IMAP_PASSWORD``...).
 
 Each round reads the unseen mail of ``IMAP_FOLDER`` (``BODY.PEEK[]``, so nothing is marked
 before it was applied), applies each (``imtheboss.web.reply_apply.apply_reply``: a mail read
-twice acts once, by its Message-ID) and marks it ``\\Seen``. Between rounds it waits in IMAP
-IDLE (RFC 2177) where the server offers it, woken by new mail, renewed every
-``IMAP_POLL_SECONDS`` at most; else it sleeps ``IMAP_POLL_SECONDS``.
+twice acts once, by its Message-ID) and marks it ``\\Seen``; when the database fails on one
+(``imtheboss.web.outage.transient``), it and the rest stay unseen until the next round.
+Between rounds it waits in IMAP IDLE (RFC 2177) where the server offers it, woken by new mail,
+renewed every ``IMAP_POLL_SECONDS`` at most; else it sleeps ``IMAP_POLL_SECONDS``.
 
 Run: ``python -m imtheboss.worker.imap_poll``.
 """
@@ -23,6 +24,7 @@ import threading
 import time
 
 from flask import Flask
+from imtheboss.web import outage
 from imtheboss.web.reply_apply import apply_reply
 
 IDLE_MAX = 25 * 60  # seconds: below the 29 minutes after which servers may drop an idle client
@@ -48,23 +50,36 @@ def connect(app: Flask) -> imaplib.IMAP4:
 
 
 def poll_once(app: Flask, imap: imaplib.IMAP4) -> int:
-    """Apply every unseen mail of the selected folder and mark it seen. Returns how many."""
+    """Apply the unseen mail of the selected folder and mark each seen. Stops at a mail the
+    database failed on (``outage.transient``), left unseen with the rest for the next round.
+    Returns how many were marked seen."""
     status, data = imap.uid("SEARCH", None, "UNSEEN")
     if status != "OK":
         return 0
     uids = data[0].split() if data and data[0] else []
-    for uid in uids:
+    for done, uid in enumerate(uids):
         status, parts = imap.uid("FETCH", uid, "(BODY.PEEK[])")
         raw = next((p[1] for p in parts if isinstance(p, tuple)), None)
-        if status == "OK" and raw is not None:
-            with app.app_context():
-                try:
-                    outcome = apply_reply(raw)
-                    app.logger.info("reply by IMAP: %s %s", outcome.status, outcome.reason)
-                except Exception:  # logged; marked seen all the same: no endless retry
-                    app.logger.exception("a reply by IMAP could not be applied")
+        if status == "OK" and raw is not None and not _applied(app, raw):
+            return done
         imap.uid("STORE", uid, "+FLAGS.SILENT", r"(\Seen)")
     return len(uids)
+
+
+def _applied(app: Flask, raw: bytes) -> bool:
+    """Apply one mail; ``False`` when the database failed on it (to be read again)."""
+    with app.app_context():
+        try:
+            outcome = apply_reply(raw)
+        except Exception as exc:
+            if outage.transient(exc):
+                app.logger.warning("a reply by IMAP waits: %s", outage.reason(exc))
+                return False
+            # logged; marked seen all the same: read again, it would fail again
+            app.logger.exception("a reply by IMAP could not be applied")
+            return True
+        app.logger.info("reply by IMAP: %s %s", outcome.status, outcome.reason)
+        return True
 
 
 def wait(imap: imaplib.IMAP4, seconds: float, stop: threading.Event) -> None:
@@ -87,10 +102,9 @@ def wait(imap: imaplib.IMAP4, seconds: float, stop: threading.Event) -> None:
             return
         news = news or b"EXISTS" in line
     end = time.monotonic() + min(seconds, IDLE_MAX)
-    sock = imap.socket()
     try:
         while not news and not stop.is_set() and time.monotonic() < end:
-            if not _readable(sock, min(1.0, max(0.0, end - time.monotonic()))):
+            if not _readable(imap, min(1.0, max(0.0, end - time.monotonic()))):
                 continue
             line = imap.readline()
             if not line or b"EXISTS" in line:
@@ -103,11 +117,29 @@ def wait(imap: imaplib.IMAP4, seconds: float, stop: threading.Event) -> None:
                 break
 
 
-def _readable(sock: socket.socket, seconds: float) -> bool:
-    """Whether ``sock`` has something to read within ``seconds`` (TLS: decrypted bytes held)."""
-    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+def _readable(imap: imaplib.IMAP4, seconds: float) -> bool:
+    """Whether ``imap`` has a line to read within ``seconds``: bytes already held by imaplib's
+    buffered reader (the "+" and an ``EXISTS`` often come in one packet), decrypted TLS bytes,
+    or bytes on the socket."""
+    sock = imap.socket()
+    if _held(imap, sock):
         return True
     return bool(select.select([sock], [], [], seconds)[0])
+
+
+def _held(imap: imaplib.IMAP4, sock: socket.socket) -> bool:
+    """Whether imaplib's buffered reader or the TLS layer holds unread bytes (never blocks: the
+    peek runs with the socket non-blocking, so an empty buffer reads nothing)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    timeout = sock.gettimeout()
+    sock.settimeout(0.0)
+    try:
+        return bool(imap.file.peek(1))
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return False
+    finally:
+        sock.settimeout(timeout)
 
 
 def run(app: Flask, stop: threading.Event) -> None:

@@ -7,7 +7,9 @@ tampered or forged token too: no open relay, no backscatter, and no mail is read
 that acts for nobody); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 (at
 ``MAIL FROM`` when the client announces its ``SIZE``, else at the end of ``DATA``). Accepted
 mail is applied by ``imtheboss.web.reply_apply.apply_reply`` in a thread; the SMTP answer is
-250 whatever the reply said (the seat hears from us by mail; a refusal is never a bounce).
+250 whatever the reply said (the seat hears from us by mail; a refusal is never a bounce), but
+451 4.3.0 when the database failed on it (``imtheboss.web.outage.transient``): the sending
+server keeps the mail and delivers it again later, and a mail delivered again acts once.
 
 Run: ``python -m imtheboss.worker.inbound_smtp``.
 """
@@ -22,8 +24,12 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from flask import Flask
+from imtheboss.web import outage
 from imtheboss.web.reply_address import BadReplyAddress, read_address
 from imtheboss.web.reply_apply import apply_reply
+
+OK = "250 2.0.0 OK"
+TRY_LATER = "451 4.3.0 The game server cannot take your mail right now; try again later"
 
 
 class ReplyHandler:
@@ -45,20 +51,27 @@ class ReplyHandler:
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        """Apply the mail (in a thread: the database is not async) and say 250."""
+        """Apply the mail (in a thread: the database is not async); the answer of ``apply``."""
         raw = envelope.original_content or b""
         rcpts, mail_from = list(envelope.rcpt_tos), envelope.mail_from
-        await asyncio.get_running_loop().run_in_executor(None, self.apply, raw, rcpts, mail_from)
-        return "250 2.0.0 OK"
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.apply, raw, rcpts, mail_from)
 
-    def apply(self, raw: bytes, rcpts: list[str], mail_from: str | None) -> None:
-        """``apply_reply`` in an app context of its own; a failure is logged, never raised."""
+    def apply(self, raw: bytes, rcpts: list[str], mail_from: str | None) -> str:
+        """``apply_reply`` in an app context of its own; the SMTP answer: 451 (try again
+        later) when the database failed (``outage.transient``), else 250 (any other failure
+        is logged: sent again, the mail would fail again)."""
         with self.app.app_context():
             try:
                 outcome = apply_reply(raw, rcpts, mail_from)
-                self.app.logger.info("reply by mail: %s %s", outcome.status, outcome.reason)
-            except Exception:
+            except Exception as exc:
+                if outage.transient(exc):
+                    self.app.logger.warning("a reply by mail waits: %s", outage.reason(exc))
+                    return TRY_LATER
                 self.app.logger.exception("a reply by mail could not be applied")
+                return OK
+            self.app.logger.info("reply by mail: %s %s", outcome.status, outcome.reason)
+            return OK
 
 
 def controller(app: Flask, host: str | None = None, port: int | None = None) -> Controller:

@@ -2,7 +2,8 @@
 subject) that says what is needed and by when (in the player's time zone), the link to the
 exact decision, ``Date``, ``Message-ID``, ``Auto-Submitted``; to a seat also ``Reply-To``,
 ``List-Id``, its thread (``imtheboss.worker.mail_thread``), ``List-Unsubscribe`` and one-click
-``List-Unsubscribe-Post``. The recipient's domain is
+``List-Unsubscribe-Post``; the other seats' chat lines since the reader's last mail
+(``table_talk``). The recipient's domain is
 written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
 see ``imtheboss.worker.smtp``, which sends the message).
 """
@@ -14,15 +15,17 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from functools import partial
+from typing import Any
 
 import idna
 from flask import current_app, g, render_template
 from flask_babel import gettext as _
-from flask_babel import ngettext
+from flask_babel import lazy_gettext, ngettext
+from imtheboss.engine import languages
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
-from imtheboss.web.models import Game, Notification, Seat
+from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
@@ -36,11 +39,12 @@ from imtheboss.worker.mail_thread import (
 )
 from imtheboss.worker.reply_answer_mail import compose_answer
 from imtheboss.worker.smtp import MailFailure
+from sqlalchemy import func, select
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 
 
 def mail_address(address: str) -> Address:
@@ -89,6 +93,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         link = first.body["link"]
     else:
         target = f"#window-{first.body['window']}" if first.body.get("window") else ""
+        if not target and first.kind == "offer":  # terms to answer: the asked box and buttons
+            target = "#asked"
         link = seat_link(game.id, seat, target)
     unsubscribe = unsubscribe_link(game.id, seat)
     context = {
@@ -100,10 +106,14 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": [s.name for s in seats_of(game.id)],
-        "row_text": partial(story.row_text, can_stop=_can_stop(game, seat, rows)),
+        "row_text": _row_text(rows, _can_stop(game, seat, rows)),
+        "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
+        "pace": _pace_words(game, seat) if first.kind == "invited" else None,
     }
+    if first.kind == "invited":
+        context["invite"] = _invitation(game, seat, context["players"])
     by = subject_time(due, seat.timezone, now_utc()) if due else None
     msg = _message(subject(game, thread, what, by), seat.email)
     thread_headers(msg, game, thread)
@@ -115,6 +125,86 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     _parts(msg, "email/notification", context)
     return msg
+
+
+WINDOW_NAMES = {
+    "turn": lazy_gettext("your turn to play"),
+    "stop": lazy_gettext("answering a card played in a deal (stop it or let it happen)"),
+    "last_call": lazy_gettext("the last call"),
+    "negotiation": lazy_gettext("a negotiation"),
+}
+
+
+def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:
+    """What an invitation says of its game beyond the link: the other players' names, the
+    organiser (by their seat's name too when they play), and each window's length (A1)."""
+    organiser = game.creator_email or ""
+    playing = next(
+        (s.name for s in seats_of(game.id) if organiser and s.email.lower() == organiser.lower()),
+        "",
+    )
+    windows = (game.settings.get("options") or {}).get("windows", {})
+    return {
+        "others": [n for i, n in enumerate(names) if i != seat.seat_index],
+        "organiser": organiser,
+        "organiser_name": playing,
+        "windows": [
+            (str(label), display.duration_text(windows[kind]))
+            for kind, label in WINDOW_NAMES.items()
+            if kind in windows
+        ],
+    }
+
+
+def _row_text(rows: list[Notification], can_stop: bool):
+    """``story.row_text`` for the rows of one mail: a space's facts only once, with the last
+    row about that space (a burst of new terms lists them once, after the terms)."""
+    last = {(row.body or {}).get("space"): row.id for row in rows if (row.body or {}).get("facts")}
+    keep = set(last.values())
+
+    def text(row: Notification, players: list[str], tz: str = "UTC") -> str:
+        return story.row_text(row, players, tz, can_stop, facts=row.id in keep)
+
+    return text
+
+
+CHAT_LINES = 10  # the newest chat lines a mail carries
+
+
+def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
+    """The chat lines (R4.8: public table talk) of the other seats since the last mail sent to
+    ``seat`` and up to the newest of ``rows``, the newest ``CHAT_LINES``, rendered in the
+    current locale: a mail about the negotiation carries what was said at the table."""
+    upto = max(row.seq for row in rows)
+    since = db.session.execute(
+        select(func.max(Notification.seq)).where(
+            Notification.game_id == game.id,
+            Notification.seat_index == seat.seat_index,
+            Notification.email_state == "sent",
+            Notification.id.not_in([row.id for row in rows if row.id is not None]),
+        )
+    ).scalar()
+    found = records(game.id, after=since or 0, upto=upto, newest=CHAT_LINES, types=("chat",))
+    names = [s.name for s in seats_of(game.id)]
+    zone = seat.timezone or "UTC"
+    return [
+        story.line(event, names, seat.seat_index, zone)
+        for _seq, _at, event in found
+        if event.by != seat.seat_index
+    ]
+
+
+def _pace_words(game: Game, seat: Seat) -> str | None:
+    """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
+    to change them in one tap; ``None`` while the game has not started (a rematch's call to
+    join: its orders are not set yet)."""
+    from imtheboss.engine.views import view
+    from imtheboss.web.orders_page import pace_sentence
+
+    if game.last_seq == 0 or game.status == "unconfirmed":
+        return None
+    orders = view(load_state(game), seat.seat_index)["you"]["orders"]
+    return pace_sentence(orders) + " " + _("You can change it in one tap on the game page.")
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
@@ -141,11 +231,13 @@ def _message(subject: str, to: str) -> EmailMessage:
 
 
 def sender() -> Address:
-    """``MAIL_FROM`` with its display name in the current language when the catalogs have it
-    (the default name ``I'm the Boss!`` -> ``我是大老板！``), else as configured. Raises
+    """``MAIL_FROM`` with the default name ``I'm the Boss!`` as the current language's brand
+    (``imtheboss.engine.languages``: ``我是大老板！``), any other name as configured. Raises
     ``IndexError`` when ``MAIL_FROM`` holds no address."""
     configured = HEADER_POLICY.header_factory("From", current_app.config["MAIL_FROM"]).addresses[0]
-    name = _(configured.display_name) if configured.display_name else ""
+    name = configured.display_name
+    if name == languages.language(languages.DEFAULT).brand:
+        name = languages.language(g.get("locale")).brand
     return Address(display_name=name, addr_spec=configured.addr_spec)
 
 
@@ -155,12 +247,40 @@ def _parts(msg: EmailMessage, template: str, context: dict) -> None:
     msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
 
 
+def _organiser_mail(game: Game, row: Notification, base: str) -> tuple[str, dict[str, Any]]:
+    """The subject and context of the organiser's mail: the confirm link and the admin link,
+    its times in the zone chosen on the create form (``row.body["zone"]``, else UTC). The game
+    is told from the organiser's other games by what the server chose (its code, when it was
+    made, its number of players), and by nothing the creator wrote (not the title, not the
+    names), since nobody has confirmed that address yet; unless the creator's browser was
+    signed in as that address (``row.body["named"]``): then by its title too."""
+    made = display.page_time(game.created_at, row.body.get("zone") or "UTC")
+    title = game.title if row.body.get("named") else ""
+    if title:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(title)s to send its invitations", title=title
+        )
+    else:
+        subject = _(
+            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
+            code=game.id,
+            time=made,
+        )
+    context = {
+        "confirm": confirm_link(game),
+        "admin": row.body.get("link", ""),
+        "players": int(row.body.get("players", 0)),
+        "base": base,
+        "made": made,
+        "code": game.id,
+        "title": title,
+    }
+    return subject, context
+
+
 def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     """The email of a row to an explicit address (``row.to_email``), in the row's language:
-    ``organiser``: the confirm link and the admin link, the game told from the organiser's
-    other games by what the server chose (its code, when it was made, its number of players);
-    nothing the creator chose (not the title, not the names), since nobody has confirmed that
-    address yet. ``email_changed``: the
+    ``organiser``: see ``_organiser_mail``. ``email_changed``: the
     notice to a seat's old address (what changed, whom to ask), with no way into the seat.
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
@@ -169,21 +289,7 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
-        # two games told apart by what the server chose: when each was made, and its code
-        made, code = display.page_time(game.created_at, "UTC"), game.id
-        subject = _(
-            "[I'm the Boss!] confirm your game %(code)s of %(time)s to send its invitations",
-            code=code,
-            time=made,
-        )
-        context = {
-            "confirm": confirm_link(game),
-            "admin": row.body.get("link", ""),
-            "players": int(row.body.get("players", 0)),
-            "base": base,
-            "made": made,
-            "code": code,
-        }
+        subject, context = _organiser_mail(game, row, base)
     elif row.kind == "email_changed":
         subject = _(
             "[I'm the Boss!] %(title)s: your seat's email address was changed", title=game.title

@@ -1,5 +1,7 @@
-"""Posting the outbox rows of webhooks and push (``imtheboss.web.outbound``), on the mail queue,
-so a slow endpoint never holds up a deadline. At most once, as mail:
+"""Posting the outbox rows of webhooks and push (``imtheboss.web.outbound``), on the ``outbound``
+queue and its own worker, so a slow endpoint never holds up mail or a deadline; each post has
+one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it (``imtheboss.web.ssrf.post``).
+At most once, as mail:
 
     pending -> sending -> sent
                        -> pending   (a temporary failure: retried after ``backoff``)

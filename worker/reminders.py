@@ -11,7 +11,9 @@
   first, in the order of their ids (as a batch of timeouts locks them), then their deadline
   rows (the lock order of ``submit``, which locks the game row, then its deadline rows: the
   other order deadlocks against a timeout being submitted); each game's state is loaded once;
-  every seat still owing an answer in the window gets a reminder row, all written together;
+  every seat still owing an answer in the window and having a choice there (a stop window
+  reminds only seats holding a stop card) gets a reminder row, all written together, naming
+  what the window asks;
   the deadlines are marked ``reminded``. A deadline moved later since it was
   planned (A1) gets its new time instead. Each reminder is pushed too, to the seat's phones
   (``imtheboss.web.push``: posts written in the same transaction, queued after it).
@@ -22,10 +24,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from flask import current_app
+from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
 from imtheboss.web.notify import remind_time, reminder
 from imtheboss.web.outbound import queue_written
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 
@@ -104,7 +108,7 @@ def write_reminders(claims: list[tuple[int, str]], now: datetime) -> list[int]:
         .order_by(Deadline.game_id, Deadline.id)
         .with_for_update()
     ).scalars()
-    owing: dict[str, list] = {}  # per game: ``awaiting`` of its state, loaded once
+    owing: dict[str, tuple] = {}  # per game: its state, loaded once, and ``awaiting`` of it
     rows: list[Notification] = []
     for row in deadlines:
         at = remind_time(row.opened_at, row.due_at) if row.opened_at else now
@@ -115,8 +119,9 @@ def write_reminders(claims: list[tuple[int, str]], now: datetime) -> list[int]:
         game = games.get(row.game_id)
         if game is not None and game.status == "active":
             if game.id not in owing:
-                owing[game.id] = awaiting(load_state(game))
-            rows += _reminders(game, row, owing[game.id], now)
+                state = load_state(game)
+                owing[game.id] = (state, awaiting(state))
+            rows += _reminders(game, row, *owing[game.id], now)
     rows = _new(rows)
     db.session.add_all(rows)
     db.session.flush()
@@ -150,14 +155,21 @@ def _push(rows: list[Notification], now: datetime) -> list[str]:
     return sorted(by_game)
 
 
-def _reminders(game: Game, row: Deadline, owing: list, now: datetime) -> list[Notification]:
-    """A reminder for every seat that still owes an answer in the deadline's window."""
+def _reminders(
+    game: Game, row: Deadline, state: GameState, owing: list, now: datetime
+) -> list[Notification]:
+    """A reminder for every seat that still owes an answer in the deadline's window and has a
+    choice there: a seat without a stop card can only let a card happen (A2), so nothing
+    reminds it."""
     return [
         Notification(
-            **reminder(game.id, entry["seat"], row.window_id, row.due_at, now, game.last_seq)
+            **reminder(
+                game.id, entry["seat"], row.window_id, row.due_at, now, game.last_seq, entry["for"]
+            )
         )
         for entry in owing
         if entry["window"] == row.window_id
+        and (entry["for"] != "stop" or has_stop_card(state, entry["seat"]))
     ]
 
 

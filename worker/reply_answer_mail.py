@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from flask import g
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine import languages
 from imtheboss.engine.history import Message
 from imtheboss.web import display, players, story
 from imtheboss.web.links import seat_link, unsubscribe_link
@@ -22,10 +23,11 @@ from imtheboss.web.refusals import refusal
 from imtheboss.web.reply_answer import seat_row
 from imtheboss.web.reply_mail import ReplyWay, seat_address, way_now
 from imtheboss.web.reply_moves import move_text
+from imtheboss.web.reply_words import WORDS
 from imtheboss.web.service import seats_of
 from imtheboss.worker.mail_thread import list_id
 
-LOCALES = ("en", "zh_Hans", "zh_Hant")
+LOCALES = languages.CODES
 
 
 def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessage:
@@ -101,10 +103,16 @@ def _why(body: dict) -> str:
     if said == "refused":
         found = body.get("refusal") or {}
         return refusal(str(found.get("code", "")), str(found.get("message", "")))
+    if said == "confirm_fail":  # the word to send again, in the language of the mail
+        word = WORDS["fail"][languages.known(g.locale)][0]
+        return _("%(why)s Reply “%(word)s” again to confirm.", why=WHY[said], word=word)
     return str(WHY.get(said, ""))
 
 
 WHY = {
+    "confirm_fail": _l(
+        "Do you really want to let your deal fail? It cannot be undone, so nothing was done yet."
+    ),
     "unclear": _l("We could not read a move in your reply, so nothing was done."),
     "not_now": _l("That is not a move you can make now, so nothing was done."),
     "no_stop_card": _l(

@@ -8,8 +8,8 @@ never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for on
 ``send_batch``).
 
 - ``game_changed(game_id)``: after a commit that made mail (the web's after-commit hook; a
-  commit that made none sends nothing): what needs an answer goes out at once, news (and new
-  terms) waits ``BATCH_DELAY`` and goes out as one email.
+  commit that made none sends nothing): what needs an answer goes out at once, news waits
+  ``BATCH_DELAY`` and goes out as one email, new terms ``ASK_DELAY`` (with the news pending).
 - ``fire(game_id, window_id)``: submits ``timeout`` through the service (which locks the game
   row). Its idempotency key derives from the window id and lives in the server's scope, where no
   seat can write: a deadline fired twice appends one event, and no seat can use the key up.
@@ -58,6 +58,11 @@ from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import Select, select, update
 
 BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
+# A batch holding a question (``BATCHED_ANSWERS``: new terms) waits at most this long after the
+# last row of a burst, and its oldest question this long in all: a question never waits
+# behind news (mailed within 30 s of the event).
+ASK_DELAY = timedelta(seconds=5)
+ASK_MAX_WAIT = timedelta(seconds=15)
 REMIND_BATCH = 50  # deadlines per ``remind`` task
 REMIND_MAX = 5000  # reminders one sweep hands over (the rest wait for the next)
 # Rows that ask their seat for an answer in a window (their body names it).
@@ -112,8 +117,10 @@ def queue_rows(rows: list[tuple[int, str, bool, int]], *, together: bool = False
         for row_id in urgent:
             deliver.delay(row_id)
     delay = _seconds("BATCH_DELAY_SECONDS").total_seconds()
+    countdowns = sorted({min(delay, ASK_DELAY.total_seconds()), delay})  # a question, news
     for game_id, seat in sorted({(g, s) for _id, g, is_urgent, s in rows if not is_urgent}):
-        send_batch.apply_async((game_id, seat), countdown=delay)
+        for countdown in countdowns:
+            send_batch.apply_async((game_id, seat), countdown=countdown)
 
 
 def fire(game_id: str, window_id: str) -> tuple[str, bool]:
@@ -370,12 +377,46 @@ def _send(ids: list[int], message: EmailMessage, game_id: str, seat_index: int) 
 def deliver(notification_id: int) -> str:
     """Mail one notification row, at most once: ``done`` (not pending: sent, on its way or
     settled), ``backoff`` (failed lately: the sweep retries it), ``skipped``, ``sent``,
-    ``retry`` (a temporary failure), ``failed`` (for good, or the last try)."""
+    ``retry`` (a temporary failure), ``failed`` (for good, or the last try),
+    ``after_invitation`` (the seat's invitation is not out yet: the sweep sends it later)."""
     claimed = _claim_one(notification_id)
     if isinstance(claimed, str):
         return claimed
     ids, message, game_id, seat_index = claimed
-    return _send(ids, message, game_id, seat_index)
+    outcome = _send(ids, message, game_id, seat_index)
+    _after_invitation(ids, game_id, seat_index)  # sent or tried: what waited for it goes
+    return outcome
+
+
+def _after_invitation(ids: list[int], game_id: str, seat_index: int) -> None:
+    """When the rows just mailed (or tried) held the seat's invitation, queue the seat's urgent
+    rows that waited for it (``_invitation_first``) at once, not at the sweep's next round.
+    Only when ``deliver`` ran as a queued task: run in-process (``deliver.run``: tests,
+    ``deliver_many``) it queues nothing, and the sweep or the caller sends them."""
+    if deliver.request.id is None:
+        return
+    invited = db.session.execute(
+        select(Notification.id).where(Notification.id.in_(ids), Notification.kind == "invited")
+    ).first()
+    if invited is None:
+        db.session.rollback()
+        return
+    waiting = (
+        db.session.execute(
+            select(Notification.id).where(
+                Notification.game_id == game_id,
+                Notification.seat_index == seat_index,
+                Notification.email_state == PENDING,
+                Notification.urgent.is_(True),
+                Notification.id > invited.id,
+            )
+        )
+        .scalars()
+        .all()
+    )
+    db.session.rollback()
+    for row_id in waiting:
+        deliver.delay(row_id)
 
 
 @shared_task(name="imtheboss.worker.tasks.deliver_many", **RETRY_DB)
@@ -416,11 +457,36 @@ def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str
         return "skipped"
     if not addressed and row.kind in ANSWERS and presence.present(seat, now):
         return _wait_while_present(row, seat, now)
+    if not addressed and _invitation_first(row):
+        db.session.rollback()  # left pending: the sweep sends it once the invitation is out
+        return "after_invitation"
     message = _compose_or_fail(game, seat, [row], now)
     if message is None:
         return "failed"
     game_id, seat_index = row.game_id, row.seat_index
     return claim([row], now), message, game_id, seat_index
+
+
+def _invitation_first(row: Notification) -> bool:
+    """Whether the seat's invitation, written before ``row``, is on its way (``sending``) or
+    not yet tried (``pending``, no attempt): a seat's first turn mail never arrives before its
+    invitation, whichever of the two tasks runs first. An invitation that failed a try does not
+    hold the seat's other mail back (the server may be down: each row is tried on its own)."""
+    if row.kind == "invited":
+        return False
+    earlier = db.session.execute(
+        select(Notification.id)
+        .where(
+            Notification.game_id == row.game_id,
+            Notification.seat_index == row.seat_index,
+            Notification.kind == "invited",
+            Notification.id < row.id,
+            (Notification.email_state == "sending")
+            | ((Notification.email_state == "pending") & (Notification.attempts == 0)),
+        )
+        .limit(1)
+    ).first()
+    return earlier is not None
 
 
 @shared_task(name="imtheboss.worker.tasks.send_batch", **RETRY_DB)
@@ -497,8 +563,13 @@ def _batch_waits(seat: Seat, rows: list[Notification], now: datetime) -> str:
 def _still_coming(rows: list[Notification], now: datetime) -> bool:
     """News is still coming in: the newest row is younger than ``BATCH_DELAY`` (the task queued
     with it will mail them all) and the oldest younger than ``BATCH_MAX_WAIT`` delays. So a
-    burst (40 re-offers) gives one email, and a steady stream still one every few delays."""
+    burst (40 re-offers) gives one email, and a steady stream still one every few delays. A
+    batch holding a question (new terms) waits ``ASK_DELAY`` at most after its newest row and
+    ``ASK_MAX_WAIT`` after its oldest question, news or not."""
     delay = _seconds("BATCH_DELAY_SECONDS")
     newest = max(r.created_at for r in rows)
+    asked = [r.created_at for r in rows if r.kind in BATCHED_ANSWERS]
+    if asked:
+        return now < newest + min(delay, ASK_DELAY) and now < min(asked) + ASK_MAX_WAIT
     oldest = min(r.created_at for r in rows)
     return now < newest + delay and now < oldest + delay * BATCH_MAX_WAIT

@@ -225,18 +225,20 @@ def all_mailed(stack: Stack) -> bool:
 @dataclass(frozen=True)
 class Table:
     """Who plays: the game's title, the organiser's address, the seats' names and addresses,
-    the windows (seconds, by kind)."""
+    the windows (seconds, by kind), the pace (``relaxed``: no standing orders, so every
+    decision is a seat's own, by page or by mail)."""
 
     title: str
     organiser: str
     names: list[str]
     emails: list[str]
     windows: dict[str, int]
+    pace: str = "relaxed"
 
 
 def create_game(stack: Stack, table: Table) -> str:
     """The organiser fills in the real ``/new`` page: the players, windows of seconds (in
-    hours, as the form takes them), the short game (V7), the default board; then confirms
+    hours, as the form takes them), the short game (V7), the default board, the pace; then confirms
     their address by the link in the one mail they get. Returns the game's id."""
     organiser = requests.Session()
     page = organiser.get(f"{stack.base}/new", timeout=HTTP_TIMEOUT)
@@ -252,7 +254,7 @@ def create_game(stack: Stack, table: Table) -> str:
         data += [(f"players-{i}-name", name), (f"players-{i}-email", address)]
     for kind, seconds in table.windows.items():
         data.append((f"{kind}_hours", f"{seconds / 3600:.9f}"))
-    data += [("variants", "V7"), ("board_choice", "default")]
+    data += [("variants", "V7"), ("board_choice", "default"), ("pace", table.pace)]
     created = organiser.post(urljoin(page.url, form.action or "/new"), data=data, timeout=20)
     assert created.status_code == 200, created.text[:2000]
     match = re.search(r"/g/([\w-]+)/admin", created.text)

@@ -80,12 +80,19 @@ class Player:
         expect(self.live).to_contain_text(shows, timeout=WAIT_MS)
         assert self.page.evaluate("window.__samePage === true"), "the page was reloaded"
         expect(self.live.locator(".error-box")).to_have_count(0)
+        # the focus goes to the question, else to the notices, which the one live region says
+        if self.live.locator("#confirm").count():
+            expect(self.live.locator("#confirm")).to_be_focused()
+        else:
+            expect(self.live.locator(".notice")).to_be_focused()
+            expect(self.page.locator("#announce")).to_contain_text(shows)
 
     def confirm(self, button: Locator, shows: str) -> None:
         """A move that asks first: its button brings the question into the live part (no page
         load, and the live part stops polling meanwhile); "Yes, do it" makes the move."""
         self.act(button, "Are you sure?")
-        assert self.live.get_attribute("hx-trigger") is None, "the question would be polled away"
+        polled = self.live.get_attribute("data-hx-trigger")
+        assert polled is None, "the question would be polled away"
         self.act(self.live.locator("#confirm").get_by_role("button", name="Yes, do it"), shows)
 
     def form(self, kind: str, text: str) -> Locator:
@@ -102,7 +109,9 @@ class Player:
         form = self.form(kind, text)
         form.locator("input[name=price]").fill(str(amount))
         form.locator("select[name=price_kind]").select_option("cash")
-        self.act(form.get_by_role("button", name=button, exact=True), shows)
+        # the button is named for its form's card too: "Offer Offer investor S for"
+        named = re.compile(rf"^{re.escape(button)} ")
+        self.act(form.get_by_role("button", name=named), shows)
 
 
 # Reports every Content-Security-Policy violation of every page the context opens.

@@ -129,8 +129,9 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     ended = next(e for e in events if e.type == "game_ended")
     for mail in mails:  # the game-over emails tell the replay's scores
         seat = EMAILS.index(mail.to)
-        if "Game over" in mail.text:
-            assert _english(ended, NAMES, seat) in mail.text
+        if "Game over" in mail.text:  # the mail speaks to its reader: "you 18 M"
+            for s, money in enumerate(ended.data["money"]):
+                assert f"{'you' if s == seat else NAMES[s]} {money} M" in mail.text, mail.text
 
     # timeouts moved the game while seats 3 and 4 were silent; then they played again
     timed_out = [e for e in events if e.type == "timed_out"]
@@ -282,7 +283,8 @@ def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> Non
         # "... you can only let it happen; if you do not answer in time, you let it happen too."
         assert re.search(r"[Ii]f you do not answer in time, you let it happen", text), text
         assert re.search(rf"({'|'.join(NAMES)}) plays ", text), text
-        assert " of " in text or "boss card" in text, text  # on whose card, or a boss card
+        # on whose card ("of Ben", "your investor"), or a boss card
+        assert re.search(r" of |boss card|your investor", text), text
 
 
 def _db_snapshot(stack: Stack, gid: str) -> dict[str, Any]:
@@ -368,6 +370,8 @@ def _check_mails(
                 data = _signed("unsubscribe", parts[-1])
                 assert data["g"] == gid and data["s"] == seat, (mail.to, data)
                 assert signed_of.setdefault(parts[-1], seat) == seat
+            elif path == "/rules":  # the public rules, in the mail's language
+                assert urlsplit(link).query in ("lang=en", "lang=zh_Hans", "lang=zh_Hant"), link
             else:
                 pytest.fail(f"an unexpected link in an email: {link}")
         everything = "\n".join([mail.text, mail.html, str(msg)])

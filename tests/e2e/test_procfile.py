@@ -82,7 +82,7 @@ def _all_up(honcho: Process, env: dict[str, str]) -> bool:
     return (
         _accepts(int(env["PORT"]))
         and _accepts(int(env["MAIL_INBOUND_PORT"]))
-        and out.count(" ready.") >= 2  # the mail and the deadlines workers
+        and out.count(" ready.") >= 3  # the mail, deadlines and outbound workers
         and "beat: Starting..." in out
         and "IMAP_HOST is not set" in out
     )

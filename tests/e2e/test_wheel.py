@@ -43,6 +43,9 @@ MUST_HAVE = [
     "imtheboss/web/migrations/env.py",
     "imtheboss/web/migrations/alembic.ini",
     "imtheboss/engine/data/default_board.json",
+    "imtheboss/docs/rules.md",  # the rules page's sources, one per language
+    "imtheboss/docs/rules.zh_Hans.md",
+    "imtheboss/docs/rules.zh_Hant.md",
 ]
 SECRET = "wheel-test-secret"
 # The release step (the migrations), run once per deploy before the processes start; not a
@@ -209,7 +212,8 @@ def test_the_readme_documents_the_procfile() -> None:
     section."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     production = readme.partition("## Production")[2].partition("\n## ")[0]
-    assert set(procfile()) == {"web", "worker", "deadlines", "beat", "mail", "imap"}
+    kinds = {"web", "worker", "deadlines", "outbound", "beat", "mail", "imap"}
+    assert set(procfile()) == kinds
     assert RELEASE in production
     for kind, command in procfile().items():
         assert f"{kind}: {command}" in production

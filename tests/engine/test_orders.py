@@ -320,10 +320,10 @@ def test_a10_turn_pre_move_fill_counts_family_cards_in_hand():
 
 def test_a11_the_proxy_plays_for_a_seat_away_too_long():
     """A11: Bob never acts. His turn runs out (one miss), then a stop window (two: away, A6);
-    48 h after his last act (the start) the server plays for him: his investor D is offered at
-    the fair price in Ann's deal, his next turn is roll then draw at once, marked as the
-    server's acts; when he acts again it stops."""
-    t = table({2: ["travel:*"]}, proxy_hours=48)
+    24 h (the game's proxy hours) after he became away (not seen since) the server plays for
+    him: his investor D is offered at the fair price in Ann's deal, his next turn is roll then
+    draw at once, marked as the server's acts; when he acts again it stops."""
+    t = table({2: ["travel:*"]}, proxy_hours=24)
     t.do(0, "roll", h=1)
     t.do(0, "draw")
     t.timeout(25)  # Bob's turn runs out (A5): one miss
@@ -335,8 +335,8 @@ def test_a11_the_proxy_plays_for_a_seat_away_too_long():
     t.do(2, "travel", card="travel:*", target="investor:C")
     t.timeout(32)  # the stop window runs out without Bob: his second miss, away (A6)
     assert t.state.away[1] and not t.state.proxied[1]
-    assert t.state.proxy_windows[1].deadline == T0 + timedelta(hours=48)
-    evs = t.timeout(48)
+    assert t.state.proxy_windows[1].deadline == T0 + timedelta(hours=32 + 24)
+    evs = t.timeout(56)
     assert types(evs)[0] == "proxy_started" and t.state.proxied[1]
     offered = of_type(evs, "terms_set")[0]
     assert offered.data == {
@@ -348,7 +348,7 @@ def test_a11_the_proxy_plays_for_a_seat_away_too_long():
         "proxy": True,
     }
     assert view(t.state, 0)["seats"][1]["proxied"] is True
-    evs = t.do(0, "fail", h=49)  # the turn passes to Bob: played at once for him
+    evs = t.do(0, "fail", h=57)  # the turn passes to Bob: played at once for him
     by_proxy = [e.type for e in evs if e.data.get("proxy")]
     assert by_proxy == ["die_rolled", "cards_drawn", "turn_started"]
     assert all(e.by is None for e in evs if e.data.get("proxy"))

@@ -46,6 +46,30 @@ def test_pace_prints_its_figures_as_json_and_every_game_ends(argv, with_orders):
     assert out["per_game"]["deals_closed"] > 0
 
 
+def test_typical_group_uses_the_servers_default_orders():
+    """``--typical``: every seat starts with what the server gives a new seat at the default
+    pace (the same ``orders.pace_orders``), 2 of 5 change to full orders, 1 of 5 pre-moves."""
+    sys.path.insert(0, str(PACE.parent))
+    try:
+        import pace as bench
+    finally:
+        sys.path.remove(str(PACE.parent))
+    from imtheboss.engine.orders import DEFAULT_PACE, pace_orders
+    from imtheboss.web.service import _orders
+
+    args = bench.parse_args(["--typical", "--games", "1"])
+    assert (args.orders, args.changed, args.premoves) == ("default", 2, 0.2)
+    game = bench.PaceGame(args, 0)
+    plain = [p.seat for p in game.people if not p.changed and not p.premove]
+    assert sum(p.changed for p in game.people) == 2 and sum(p.premove for p in game.people) == 1
+    assert plain and all(game.state.orders[s] == pace_orders(DEFAULT_PACE) for s in plain)
+    assert _orders(DEFAULT_PACE, 5) == [pace_orders(DEFAULT_PACE)] * 5
+    done = pace("--typical", "--no-back", "--games", "3", "--seed", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["unfinished"] == 0 and out["params"]["changed"] == 2
+
+
 def test_pace_refuses_bad_arguments():
     done = pace("--seats", "5", "--silent", "6")
     assert done.returncode == 2 and "--silent" in done.stderr

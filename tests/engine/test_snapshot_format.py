@@ -64,7 +64,11 @@ def _engine_imports(module: str) -> set[str]:
     source = resources.files("imtheboss.engine").joinpath(f"{module}.py").read_text("utf-8")
     found = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("imtheboss.engine"):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.module == "imtheboss.engine":  # from imtheboss.engine import prices, quiet
+            found.update(alias.name for alias in node.names)
+        elif (node.module or "").startswith("imtheboss.engine."):
             found.add(node.module.rsplit(".", 1)[1])
     return found
 

@@ -102,6 +102,9 @@ FORM: dict[str, str] = {
     "notify": "digest",
     "timezone": "Europe/Berlin",
     "language": "zh_Hans",
+    "pace": "standard",
+    "premove": "fill2",
+    "tap": "limit",
 }
 RATES = [0, 2, 5, 10, 30, 100]  # percent
 # Routes plausible requests rarely get through (a fresh signed link each time...).
@@ -125,7 +128,7 @@ UNREACHED |= {"organiser.rematch_sign_in", "organiser.replace", "organiser.start
 UNREACHED |= {"operator_replies.reply"}
 UNREACHED |= {"api.organiser_extend", "api.organiser_replace", "api.organiser_pause"}
 UNREACHED |= {"api.organiser_resume"}
-SLOTS = 24  # at most this many fields in a plausible form or body
+SLOTS = 27  # at most this many fields in a plausible form or body
 ADMIN = 3  # the organiser's browser, after the three seats' ones
 WRITES = {"api.command", "api.create", "pages.act", "pages.new_game", "pages.settings"}
 QUERY = {"after": "0", "limit": "5", "page": "2", "lang": "zh_Hant"}

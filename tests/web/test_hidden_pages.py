@@ -294,7 +294,10 @@ def check_page_text(
                 .order_by(Notification.id.desc())
             ).scalars()
             can_stop = has_stop_card(state, viewer)  # a stop window says what the seat can do
-            texts = [story.row_text(row, list(state.players), "UTC", can_stop) for row in rows]
+            texts = [  # the inbox leaves the deal facts to the mail and the game page
+                story.row_text(row, list(state.players), "UTC", can_stop, facts=False)
+                for row in rows
+            ]
         inbox = seen[f"/g/{gid}/inbox"]
         shown = [
             html.unescape(re.sub(r"<[^>]+>", "", x).strip())

@@ -1,13 +1,15 @@
 """Replies read from a mailbox over IMAP, against a real dovecot started by the test: unseen
 mail is applied and marked seen (a mail read twice acts once), screened as the receiver's
 (auto-replies, bad signatures, a mail too deep to parse); IDLE wakes the poller as soon as
-a reply is delivered."""
+a reply is delivered; a reply read while the database is down stays unseen and is acted on,
+once, at the first round after the outage."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
+from helpers_db import allow_connections, refuse_connections
 from helpers_dovecot import Dovecot
 from helpers_logs import written
 from helpers_replies import nested_mail, quoted, raw_mail
@@ -15,6 +17,7 @@ from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import wait_for
 from imtheboss.web.service import load_events
 from imtheboss.worker.imap_poll import connect, poll_once, run, wait
+from sqlalchemy.engine import make_url
 
 
 @pytest.fixture
@@ -119,3 +122,27 @@ def test_mail_that_came_between_the_search_and_idle_ends_the_wait(imap_app, dove
     finally:
         stop.set()
         imap.logout()
+
+
+def test_a_reply_read_during_a_database_outage_stays_unseen_until_after_it(
+    imap_app, dovecot, pg_url
+) -> None:
+    app = imap_app
+    a = asked(app)
+    dovecot.append(raw_mail("place 2\n\n" + quoted(), to=a.address, sender=a.email))
+    name = make_url(pg_url).database
+    imap = connect(app)
+    try:
+        refuse_connections(name)
+        try:
+            assert poll_once(app, imap) == 0
+            assert poll_once(app, imap) == 0  # the next round during the outage: still waiting
+            assert dovecot.unseen() == 1
+        finally:
+            allow_connections(name)
+        assert poll_once(app, imap) == 1  # the first round after the outage
+        assert poll_once(app, imap) == 0
+    finally:
+        imap.logout()
+    assert [e.data["space"] for e in _placed(app, a.game_id)] == [1]
+    assert dovecot.unseen() == 0 and len(answers(app)) == 1

@@ -2,7 +2,8 @@
 smtplib over a real socket: a reply becomes the move; only our reply addresses whose signature
 holds pass ``RCPT``;
 a 30 MB mail is refused at the SMTP level (at ``MAIL FROM`` when its size is announced, at
-the end of ``DATA`` when not) and changes nothing."""
+the end of ``DATA`` when not) and changes nothing; while the database is down a reply is
+answered 451 (the sender keeps it), and delivered again after the outage it acts once."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers_db import allow_connections, refuse_connections
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import free_port, wait_for
 from imtheboss.web.service import get_game, load_events
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,3 +140,34 @@ def test_a_30_mb_mail_is_refused_at_the_smtp_level(app, receiver) -> None:
     with app.app_context():
         assert [e.type for e in load_events(a.game_id)].count("marker_placed") == 0
     assert answers(app) == []
+
+
+def _deliver(port: int, sender: str, to: str, raw: bytes) -> None:
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        assert client.sendmail(sender, [to], raw) == {}
+
+
+def test_a_reply_during_a_database_outage_is_answered_451_and_acts_once_after_it(
+    app, pg_url, receiver
+) -> None:
+    a = asked(app)
+    raw = raw_mail("place 6\n\n" + quoted(), to=a.address, sender=a.email, message_id="<o@c>")
+    name = make_url(pg_url).database
+    refuse_connections(name)
+    try:
+        with pytest.raises(smtplib.SMTPDataError) as later:
+            _deliver(receiver.port, a.email, a.address, raw)
+        assert later.value.smtp_code == 451 and b"4.3.0" in later.value.smtp_error
+    finally:
+        allow_connections(name)
+    with app.app_context():
+        assert [e.type for e in load_events(a.game_id)].count("marker_placed") == 0
+    assert answers(app) == []
+    _deliver(receiver.port, a.email, a.address, raw)  # the sending server's retry
+    _deliver(receiver.port, a.email, a.address, raw)  # and one more: a mail acts once
+    with app.app_context():
+        placed = [e for e in load_events(a.game_id) if e.type == "marker_placed"]
+    assert [e.data["space"] for e in placed] == [5]
+    assert [row.body["answer"] for row in answers(app)] == ["done"]
+    logs = receiver_logs(receiver.process)
+    assert "a reply by mail waits" in logs and "Traceback" not in logs

@@ -41,7 +41,7 @@ from sqlalchemy import event, text
 
 MIGRATIONS = str(Path(__file__).resolve().parents[2] / "web" / "migrations")
 BEFORE = "5c3e1f7a9b2d"  # the revision before the ranges table
-SEED = 3
+SEED = 13  # a game with every ending of ENDINGS, deals failing as they open, end rolls
 OPTIONS = {"variants": ["V3"], "proxy_hours": 48}
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
 ENDINGS = {"closed", "declared", "deadline", "turn_deadline", "proxy"}

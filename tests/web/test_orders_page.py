@@ -1,6 +1,6 @@
 """Standing orders (A10) and nights (A12) on the pages and in the API, on PostgreSQL: a seat sets
 and sees its orders in a few taps; nobody else sees them; games made on the pages and the API
-start with the recommended set and the away proxy (A11)."""
+start with the default pace's orders and the away proxy (A11)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 from helpers_organiser import csrf_of
-from imtheboss.engine.orders import RECOMMENDED
+from imtheboss.engine.orders import DEFAULT_PACE, pace_orders
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
@@ -124,7 +124,7 @@ def test_a10_the_api_sets_orders_and_refuses_bad_ones(app):
 
 
 def test_a11_games_made_on_the_pages_and_the_api_start_with_the_server_defaults(app):
-    """A10, A11: a game made through the API starts every seat with the recommended orders and
+    """A10, A11: a game made through the API starts every seat with the default pace's orders and
     has the away proxy at 48 hours, unless the creator says otherwise."""
     from helpers_organiser import confirm, confirm_link
 
@@ -140,7 +140,7 @@ def test_a11_games_made_on_the_pages_and_the_api_start_with_the_server_defaults(
     confirm(client, confirm_link(_organiser_mail(app, gid), gid))
     state = _state(app, gid)
     assert state.options.proxy_hours == 48
-    assert state.orders == [RECOMMENDED] * 3
+    assert state.orders == [pace_orders(DEFAULT_PACE)] * 3
     plain = client.post(
         "/api/games",
         json={**body, "orders": "none", "options": {"proxy_hours": 0}},

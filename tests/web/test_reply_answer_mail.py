@@ -33,7 +33,7 @@ SAYS = {
         "paused": "The organiser has paused the game.",
     },
     "zh_Hans": {
-        "placed": "你把标记放在了交易格 3。",
+        "placed": "你把金钱标示物放在了交易格 3。",
         "footer": "《我是大老板》上的 Friday",
         "stop": "退订这局游戏的邮件：",
         "open": "打开游戏：",
@@ -42,7 +42,7 @@ SAYS = {
         "paused": "组织者已暂停游戏。",
     },
     "zh_Hant": {
-        "placed": "你把標記放在了交易格 3。",
+        "placed": "你把金錢標示物放在了交易格 3。",
         "footer": "《我是大老闆》上的 Friday",
         "stop": "退訂這局遊戲的郵件：",
         "open": "打開遊戲：",

@@ -21,7 +21,7 @@ from imtheboss.web.reply_choices import (
     has_stop_card,
     verbs_that_work,
 )
-from imtheboss.web.reply_words import Reading
+from imtheboss.web.reply_words import MEANS, Reading
 
 SECOND = timedelta(seconds=1)
 ARGS = {"offer": {"price": {"cash": 3}}, "chat": {"text": "hi"}}
@@ -60,7 +60,7 @@ def test_every_shown_word_is_a_legal_command_in_whole_games() -> None:
                     # a stop window the seat can only allow: the answer says why
                     assert choice.problem == "no_stop_card" and not has_stop_card(state, seat)
                     no_stop_card.append(seat)
-                else:
+                elif verb not in MEANS:  # "deal" may mean accept: the test below
                     assert choice.problem == "not_now", (verb, choice)
 
     for seed in range(6):
@@ -128,3 +128,41 @@ def test_every_shown_word_answers_an_open_window_no_newer_than_the_mail_s_mark()
     for seed in range(3):
         simulate(4, seed, bots="mixed", observer=lambda state, _command, _events: check(state))
     assert {"allow", "pass", "roll", "close"} <= seen
+
+
+def test_people_s_words_make_a_move_only_where_one_alone_fits_in_whole_games() -> None:
+    """``yes``/``好``/``同意``, ``no``/``不要`` and ``Deal!`` (``MEANS``): the one move of theirs
+    that fits now, which the rules accept; two fitting are "several", none "not now"."""
+    made: dict[str, set[str]] = {"yes": set(), "no": set(), "deal": set()}
+    refused: set[str] = set()
+
+    def check(state: GameState, at: datetime) -> None:
+        for seat in range(state.n):
+            now = choices(state, seat)
+            for word, verbs in MEANS.items():
+                fitting = [v for v in verbs if v in now]
+                choice = command_for(Reading(word), state, seat)
+                if len(fitting) == 1 and len(now[fitting[0]]) == 1:
+                    assert choice.command is not None and choice.verb == fitting[0]
+                    args = {k: v for k, v in choice.command.items() if k != "do"}
+                    decide(state, Command(choice.command["do"], seat, args, at))
+                    made[word].add(choice.verb)
+                elif fitting:
+                    assert choice.problem == "several", (word, fitting, choice)
+                    refused.add(word)
+                else:
+                    assert choice.command is None and choice.problem in ("not_now", "no_stop_card")
+
+    for seed in range(4):
+        simulate(
+            4,
+            seed,
+            bots="mixed",
+            on_start=lambda state: check(state, START),
+            observer=lambda state, command, _events: check(state, command.at + SECOND),
+        )
+    assert made == {
+        "yes": {"accept", "allow"},
+        "no": {"reject", "pass"},
+        "deal": {"deal", "accept"},
+    }

@@ -16,6 +16,10 @@ IOS = (
     "\n\nSent from my iPhone\n\nOn 1 Dec 2026, at 15:00, I'm the Boss! <boss@example.org>"
     " wrote:\n\n"
 )
+ZH = "该你表态了：有人提出了条件，你接受还是拒绝？回复这封邮件即可。"
+ZH_HANT = "輪到你表態了：有人提出了條件，你接受還是拒絕？回覆這封郵件即可。"
+ZH_ATTRIBUTION = "在 2026年12月1日 15:00，I'm the Boss! 写道：\n"
+ZH_HANT_ATTRIBUTION = "於 2026年12月1日 15:00，I'm the Boss! 寫道：\n"
 CORPUS: list[tuple[str, bytes, Reading | str]] = [
     ("plain word", raw_mail("allow"), R("allow")),
     ("capitalised with a full stop", raw_mail("Allow."), R("allow")),
@@ -49,7 +53,40 @@ CORPUS: list[tuple[str, bytes, Reading | str]] = [
     ("offer two shares", raw_mail("offer 2 shares"), R("offer", price={"shares": 2})),
     ("offer without a number", raw_mail("offer"), UNCLEAR),
     ("offer half a million", raw_mail("offer 2.5"), UNCLEAR),
-    ("a greeting first", raw_mail("Hi!\n\nallow"), UNCLEAR),
+    ("a greeting first", raw_mail("Hi!\n\nallow"), R("allow")),
+    ("a greeting with a name", raw_mail("Hi Bill,\nstop\n\n" + quoted()), R("stop")),
+    ("a Chinese greeting", raw_mail("你好，\n允许", charset="gbk"), R("allow")),
+    ("a greeting only", raw_mail("Hi,\n\n" + quoted()), UNCLEAR),
+    ("two greetings", raw_mail("Hi,\nHello,\nallow"), UNCLEAR),
+    ("a greeting, then a sentence", raw_mail("Hi,\nI think so"), UNCLEAR),
+    ("同意", raw_mail("同意\n\n" + quoted(), charset="gbk"), R("yes")),
+    ("好", raw_mail("好", charset="gb18030"), R("yes")),
+    ("不要", raw_mail("不要\n\n" + quoted(), charset="gbk"), R("no")),
+    ("Yes", raw_mail("Yes" + IOS + quoted()), R("yes")),
+    ("Deal!", raw_mail("Deal!\n\n" + quoted()), R("deal")),
+    ("Accept, thanks!", raw_mail("Accept, thanks!\n\n" + quoted()), R("accept")),
+    ("接受，谢谢", raw_mail("接受，谢谢\n\n" + quoted(), charset="gbk"), R("accept")),
+    ("拒絕，謝謝。", raw_mail("拒絕，謝謝。", charset="big5"), R("reject")),
+    ("offer, thank you", raw_mail("offer 3, thank you"), R("offer", price={"cash": 3})),
+    ("thanks alone", raw_mail("Thanks!\n\n" + quoted()), UNCLEAR),
+    ("a word in a word is no thanks", raw_mail("passty"), UNCLEAR),
+    ("yes and more", raw_mail("yes but only if Bill pays"), UNCLEAR),
+    (
+        "GBK with no charset label, the quote in Chinese",
+        raw_mail("同意\n\n" + ZH_ATTRIBUTION + quoted(ZH), charset="gbk").replace(
+            b"; charset=gbk", b""
+        ),
+        R("yes"),
+    ),
+    (
+        "Big5 with no charset label, the quote in Chinese",
+        raw_mail("拒絕\n\n" + ZH_HANT_ATTRIBUTION + quoted(ZH_HANT), charset="big5").replace(
+            b"; charset=big5", b""
+        ),
+        R("reject"),
+    ),
+    ("a share as the mail shows it", raw_mail("出价 1 份红利"), R("offer", price={"shares": 1})),
+    ("UTF-8 with no charset label", raw_mail("允许").replace(b"; charset=utf-8", b""), R("allow")),
     ("a sentence", raw_mail("I think I will allow it"), UNCLEAR),
     ("empty", raw_mail(""), UNCLEAR),
     ("only the quote", raw_mail(quoted()), UNCLEAR),

@@ -252,3 +252,35 @@ def test_the_longest_address_fits_and_one_signed_before_still_reads(app) -> None
         flipped = f"{head}.{'A' if sig[0] != 'A' else 'B'}{sig[1:]}"  # a character that counts
         with pytest.raises(BadReplyAddress):
             read_address(f"play+{flipped}@boss.example.org")
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["同意", "好", "Yes", "Deal!", "Accept, thanks!", "接受，谢谢", "Hi,\naccept", "你好，\n同意"],
+)
+def test_people_s_words_for_yes_accept_the_terms_their_mail_showed(app, body) -> None:
+    t = Table(app)
+    t.offer(2)
+    assert t.reply(str(t.mail_to_boss()["Reply-To"]), body, "r1") == ("done", "")
+    [made] = t.events("agreement_made")
+    assert made.data["provider"] == t.provider and made.data["price"] == {"cash": 2}
+    assert "You accepted the terms of" in _text(t.answer_mail())
+
+
+@pytest.mark.parametrize("body", ["不要", "No", "拒绝，谢谢"])
+def test_people_s_words_for_no_reject_the_terms_their_mail_showed(app, body) -> None:
+    t = Table(app)
+    t.offer(2)
+    assert t.reply(str(t.mail_to_boss()["Reply-To"]), body, "r1") == ("done", "")
+    assert [e.data["reason"] for e in t.events("terms_removed")] == ["rejected"]
+    assert t.events("agreement_made") == []
+
+
+def test_yes_to_terms_that_changed_is_refused_naming_the_new(app) -> None:
+    t = Table(app)
+    t.offer(2)
+    address = str(t.mail_to_boss()["Reply-To"])
+    t.swap()
+    assert t.reply(address, "同意", "r1") == ("answered", "terms_changed")
+    assert t.events("agreement_made") == []
+    assert f"Now: {NAMES[t.other]}'s terms: 2 M for no card." in _text(t.answer_mail())

@@ -150,9 +150,9 @@ INLINE = [
     (re.compile(r"\sstyle\s*=", re.I), "a style= attribute"),
     (re.compile(r"\son[a-z]+\s*=", re.I), "an event handler attribute"),
     (re.compile(r"javascript:", re.I), "a javascript: URL"),
-    (re.compile(r"\shx-on", re.I), "an hx-on attribute (needs eval)"),
+    (re.compile(r"\s(data-)?hx-on", re.I), "an hx-on attribute (needs eval)"),
     (re.compile(r"hx-trigger=\"[^\"]*\[", re.I), "an htmx trigger filter (needs eval)"),
-    (re.compile(r"\shx-vals\s*=\s*['\"]\s*js:", re.I), "hx-vals with js: (needs eval)"),
+    (re.compile(r"\s(data-)?hx-vals\s*=\s*['\"]\s*js:", re.I), "hx-vals with js: (needs eval)"),
 ]
 
 

@@ -91,6 +91,7 @@ def test_single_use_with_a_grace_for_a_double_click_from_the_same_browser(app, c
     clock.advance(seconds=2)  # past the grace: the first browser too is refused
     again = client.get("/sign-in/confirm")
     assert again.status_code == 403 and "already used" in again.text
+    token = csrf_of(client.get("/sign-in").text)  # signing in renewed the secret
     assert client.post("/sign-in/confirm", data={"csrf_token": token}).status_code == 403
 
 
@@ -198,3 +199,16 @@ def test_the_case_of_the_local_part_does_not_matter(app, client):
         assert db.session.execute(select(Player.email)).scalars().all() == [
             "dora.lee@players.imtheboss.net"
         ]
+
+
+def test_signing_in_renews_the_csrf_secret(app, client):
+    """A CSRF token read before the sign-in (by this browser, or planted in it) no longer passes
+    after it; a token of the new secret does."""
+    ask_link(client, PLAYER)
+    before = csrf_of(client.get("/sign-in").text)
+    assert press(client, newest_link(app, PLAYER)).status_code == 303
+    stale = client.post("/sign-in", data={"csrf_token": before, "email": PLAYER})
+    assert stale.status_code == 400
+    fresh = csrf_of(client.get("/sign-in").text)
+    assert fresh != before
+    assert client.post("/sign-in", data={"csrf_token": fresh, "email": PLAYER}).status_code == 200

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from helpers_app import client_at
-from helpers_home import ask_link
+from helpers_home import ask_link, newest_link, press
 from imtheboss.web.models import db
 from imtheboss.web.players import SignInLink
 from imtheboss.web.service import create_game
@@ -22,6 +22,7 @@ def app_config() -> dict[str, Any]:
         "RATELIMIT_STORAGE_URI": "memory://",
         "RATELIMIT_SIGN_IN": "4 per hour",
         "RATELIMIT_SIGN_IN_ADDRESS": "2 per hour",
+        "RATELIMIT_SIGN_IN_MAILBOX": "6 per hour",
     }
 
 
@@ -45,14 +46,40 @@ def test_links_per_address_and_per_client(app):
     assert ask_link(one, "cy@example.org").status_code == 429
     other = client_at(app, "192.0.2.2")
     assert ask_link(other, "cy@example.org").status_code == 200
-    assert ask_link(other, "amy@example.org").status_code == 429  # the address's own limit
-    assert _links(app) == 5
+    assert ask_link(other, "amy@example.org").status_code == 200  # one's asks are not the other's
+    assert _links(app) == 6
 
 
 def test_the_address_limit_counts_the_player_whatever_the_case(app):
-    first, second = client_at(app, "192.0.2.1"), client_at(app, "192.0.2.2")
+    first = client_at(app, "192.0.2.1")
     assert ask_link(first, "eve@example.org").status_code == 200
     assert ask_link(first, "eve@example.org").status_code == 200
     for spelling in ("EVE@example.org", "Eve@Example.org"):
-        assert ask_link(second, spelling).status_code == 429, spelling
+        assert ask_link(first, spelling).status_code == 429, spelling
     assert _links(app) == 2
+
+
+def test_strangers_asks_never_refuse_the_owner(app):
+    """Strangers on six other client addresses ask for Amy's links until every limit they can
+    reach refuses them; Amy, asking from her own client address, is still mailed a link, and so
+    is her browser that signed in with a link before from any client address (the mailbox's
+    limit from all clients together does not count a browser that proved it reads the mail)."""
+    with app.app_context():
+        create_game("A game", [("Amy", "amy@example.org"), ("Bill", "bill@example.org")])
+    owner = client_at(app, "198.51.100.7")
+    assert ask_link(owner, "amy@example.org").status_code == 200
+    assert press(owner, newest_link(app, "amy@example.org")).status_code == 303
+    refused = 0
+    for n in range(6):
+        stranger = client_at(app, f"203.0.113.{n + 1}")
+        answers = [
+            ask_link(stranger, spelling).status_code
+            for spelling in ("amy@example.org", "AMY@example.org", "Amy@example.org")
+        ]
+        refused += answers.count(429)
+    assert refused > 0  # the strangers met the limits
+    assert ask_link(owner, "amy@example.org").status_code == 200
+    owner.environ_base["REMOTE_ADDR"] = "198.51.100.99"  # the owner's phone, elsewhere
+    assert ask_link(owner, "amy@example.org").status_code == 200
+    fresh = client_at(app, "198.51.100.7")  # a new browser on the owner's own client address
+    assert ask_link(fresh, "amy@example.org").status_code == 429  # the mailbox's own limit

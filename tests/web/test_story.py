@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po
+from imtheboss.engine import languages
 from imtheboss.engine.board import default_board
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
@@ -52,7 +53,7 @@ def _games() -> list[tuple[list[str], list[Event]]]:
 
 def _paused() -> tuple[list[str], list[Event]]:
     """A game resumed after a pause (the server moves every open deadline, A1); a seat away
-    and back (A6); a seat that names no night (A12)."""
+    and back (A6), another back by showing up (A11); a seat that names no night (A12)."""
     players = ["Amy", "Bill", "Carla"]
     events = new_game(players, Options(), default_board(), 9, START)
     hour = timedelta(hours=1)
@@ -61,6 +62,8 @@ def _paused() -> tuple[list[str], list[Event]]:
             (None, "extend", {"seconds": 5400}),
             (1, "away", {"away": True}),
             (1, "away", {"away": False}),
+            (0, "away", {"away": True}),
+            (0, "present", {}),
             (2, "night", {"night": None}),
         ],
         1,
@@ -106,7 +109,7 @@ def test_every_event_type_and_message_is_played() -> None:
     assert set(story.TEXTS) - ids - {"unknown"} == set()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh_Hans", "zh_Hant"])
+@pytest.mark.parametrize("lang", languages.CODES)
 def test_every_line_reads_as_words_in_its_language(lang: str) -> None:
     seen = 0
     with story.speaking(lang):
@@ -128,7 +131,7 @@ def test_every_line_reads_as_words_in_its_language(lang: str) -> None:
     assert seen > 1000
 
 
-@pytest.mark.parametrize("lang", ["zh_Hans", "zh_Hant"])
+@pytest.mark.parametrize("lang", languages.CODES[1:])
 def test_every_catalog_is_complete(lang: str) -> None:
     with (TRANSLATIONS / "messages.pot").open("rb") as f:
         wanted = {m.id for m in read_po(f) if m.id}

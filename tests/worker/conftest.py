@@ -56,6 +56,7 @@ BATCH_DELAY_SECONDS = 2
 RETRY_MAX_SECONDS = 3
 MIN_WINDOW_SECONDS = 1  # the tests' windows last seconds (the server's least is a minute)
 SMTP_TIMEOUT = 10  # a send to a server that hangs gives up after this (so does each retry wait)
+WEBHOOK_TIMEOUT = 3  # a webhook or push post is cut after this
 
 # -- PostgreSQL ------------------------------------------------------------------------------
 
@@ -136,6 +137,7 @@ def outbound(tmp_path_factory: pytest.TempPathFactory) -> Outbound:
         "WEBHOOK_ALLOW_LOOPBACK": "1",
         "WEBHOOK_CA_FILE": str(ca_file),
         "WEBHOOK_RETRY_MAX_SECONDS": "2",
+        "WEBHOOK_TIMEOUT": str(WEBHOOK_TIMEOUT),
         "VAPID_PRIVATE_KEY": key.private_pem().decode(),
     }
     return Outbound(ca, ca_file, env)
@@ -144,7 +146,7 @@ def outbound(tmp_path_factory: pytest.TempPathFactory) -> Outbound:
 # -- the Celery worker -----------------------------------------------------------------------
 
 
-PROCFILE_LINES = ("worker", "deadlines", "beat")  # the Procfile's worker processes
+PROCFILE_LINES = ("worker", "deadlines", "outbound", "beat")  # the Procfile's worker processes
 
 
 def procfile_commands() -> dict[str, list[str]]:

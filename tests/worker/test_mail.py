@@ -35,6 +35,7 @@ from helpers_worker import (
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import queue, story
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
 from sqlalchemy import func, select, update
 
@@ -43,9 +44,10 @@ LINK = re.compile(r"http://testserver/[^\s\"'<>]+")
 
 
 def said(app, row: Notification) -> str:
-    """What the row says to its seat in English (the mail renders it the same way)."""
+    """What the row says to its seat in English (the mail renders it the same way; a deal's
+    facts, which a mail says once, left out)."""
     with app.test_request_context():
-        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)])
+        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)], facts=False)
 
 
 def well_formed(msg: EmailMessage) -> None:
@@ -302,9 +304,14 @@ def test_mail_waits_for_the_smtp_server_and_goes_out_once_it_is_back(app, smtp, 
 
 
 def test_a_reminder_goes_to_each_seat_still_owing_an_answer_at_80_percent(app, smtp, worker):
-    """A stop window of 15 s with two seats to answer; one answers, the other is reminded
-    after 12 s, before the deadline; nobody else is."""
-    seed, space = find_opening(3, lambda state, space: bool(card_plays(state)))
+    """A stop window of 15 s with two seats to answer; one answers, the other (holding a stop
+    card: it has a choice) is reminded after 12 s, before the deadline; nobody else is."""
+
+    def stoppable(state, space) -> bool:  # the first card play leaves both others a choice
+        plays = card_plays(state)
+        return bool(plays) and all(has_stop_card(state, s) for s in range(3) if s != plays[0][0])
+
+    seed, space = find_opening(3, stoppable)
     windows = {"windows": {"turn": 3600, "stop": 15, "last_call": 3600, "negotiation": 7200}}
     with app.app_context():
         gid = create_game("Remind", players("remind"), windows, seed=seed).game_id

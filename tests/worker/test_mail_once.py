@@ -153,48 +153,60 @@ def mail_sweeps_run() -> int:
 
 
 def test_mail_left_sending_by_a_killed_worker_is_never_sent_again(quiet_app, smtp, worker):
-    """The worker is killed while its sends hang: those rows stay ``sending`` and are not sent
-    again after a restart (the sweep re-queues nothing of theirs, even once they look long
-    lost); past the stale time they become ``unknown`` and the admin page says they may not
-    have gone out."""
+    """The worker is killed while its invitations hang: those rows stay ``sending`` and are not
+    sent again after a restart (the sweep re-queues nothing of theirs, even once they look long
+    lost), and the first turn mail that waits for its invitation stays held; past the stale
+    time they become ``unknown``, the admin page says they may not have gone out, and the held
+    turn mail goes out on its own."""
     with quiet_app.app_context():
         created = create_game("Lost", players("lost"), SLOW, seed=30)
         gid = created.game_id
+
+        def invitations() -> list[Notification]:
+            return [r for r in rows_of(gid) if r.kind == "invited"]
+
+        def held() -> list[Notification]:
+            return [r for r in rows_of(gid) if r.kind != "invited"]
+
         with smtp.hang() as silent:
             queue.send("imtheboss.worker.tasks.game_changed", gid)
 
             def hanging() -> bool:
-                rows = rows_of(gid)
+                rows = invitations()
                 return silent.accepted >= len(rows) and all(
                     r.email_state == "sending" for r in rows
                 )
 
-            wait_for(hanging, 20, what="every send to hang")
+            wait_for(hanging, 20, what="every invitation to hang")
             worker.kill()
-        count = len(rows_of(gid))
-        backdate(
-            gid, "created_at", 5
-        )  # as if the kill was long ago: a pending row would be re-sent
+        lost, waiting = invitations(), held()
+        assert waiting and {r.email_state for r in waiting} == {"pending"}
+        backdate(gid, "created_at", 5)  # as if the kill was long ago: a pending row is re-sent
         worker.start()
         control = create_game("Alive", players("alive"), SLOW, seed=31).game_id
         queue.send("imtheboss.worker.tasks.game_changed", control)
-        wait_for(lambda: len(smtp.about("Alive")) == 4, 30, what="mail from the restarted worker")
+        wait_for(lambda: len(smtp.about("Alive")) >= 4, 60, what="mail from the restarted worker")
         wait_for(
             lambda: mail_sweeps_run() >= 3,
-            20,
+            60,
             what="three mail sweeps since the restart (the worker's own task counts)",
         )
-        assert {r.email_state for r in rows_of(gid)} == {"sending"}
-        backdate(
-            gid, "emailed_at", 11
-        )  # long past any send (the stale time is 10 minutes at least)
+        assert {r.email_state for r in invitations()} == {"sending"}
+        assert {r.email_state for r in held()} == {"pending"}  # still after its invitation
+        backdate(gid, "emailed_at", 11)  # long past any send (the stale time is 10 minutes)
         wait_for(
-            lambda: {r.email_state for r in rows_of(gid)} == {"unknown"},
-            20,
-            what="the sweep to mark the lost sends unknown",
+            lambda: {r.email_state for r in rows_of(gid)} == {"unknown", "sent"},
+            60,
+            what="the lost invitations marked unknown and the held turn mail sent",
         )
+        assert {r.email_state for r in invitations()} == {"unknown"}
         page = admin_page(quiet_app, gid, created.admin_token)
-    assert smtp.about("Lost") == []
+        lines = [said(quiet_app, row) for row in lost]
+    mails = smtp.about("Lost")
+    assert len(mails) == len({r.seat_index for r in waiting})
+    for mail in mails:
+        body = mail.get_body(("plain",)).get_content()
+        assert not any(line in body for line in lines), body
     block = undelivered_block(page)
-    assert block.count("may not have gone out") == count
-    assert "you are invited" in block and "place the marker to start" in block
+    assert block.count("may not have gone out") == len(lost)
+    assert "you are invited" in block

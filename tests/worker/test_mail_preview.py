@@ -4,47 +4,33 @@ the language asked; the engine imports nothing of the web or the worker to offer
 
 from __future__ import annotations
 
-import os
+import re
 import subprocess
 import sys
 from email import policy
 from email.parser import BytesParser
-from pathlib import Path
 
+import pytest
+from helpers_preview import run_preview
 from imtheboss.web.notify import ABOUT
-
-SCRIPT = Path(sys.executable).with_name("imtheboss")
-
-
-def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS"))}
-    env.update(
-        IMTHEBOSS_INSTANCE=str(tmp_path / "instance"),
-        SECRET_KEY="preview-test-key",
-        BASE_URL="https://boss.example.org",
-        MAIL_DOMAIN="boss.example.org",
-        MAIL_FROM="boss@boss.example.org",
-    )
-    return subprocess.run(
-        [str(SCRIPT), "mail", "preview", *args], env=env, capture_output=True, timeout=300
-    )
+from imtheboss.worker.mail_preview import KINDS, LANGUAGES
 
 
 def test_one_eml_per_kind_as_the_worker_composes_it(tmp_path) -> None:
     out = tmp_path / "mail"
-    done = _run(tmp_path, "--lang", "zh_Hans", "--out", str(out))
+    done = run_preview(tmp_path, "--lang", "zh_Hans", "--out", str(out))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     files = sorted(out.glob("*.eml"))
     assert [str(f) for f in files] == done.stdout.decode().split()
     kinds = {f.stem for f in files}
     assert {"invited", "place_marker", "your_turn", "deal_closed", "game_over"} <= kinds
-    assert kinds <= set(ABOUT)
+    assert kinds <= KINDS
     for path in files:
         mail = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
         assert mail["To"].addresses[0].domain == "example.org"
         assert "我是大老板" in str(mail["Subject"]), path.name
         assert mail.get_body(("plain",)) is not None and mail.get_body(("html",)) is not None
-        assert "https://boss.example.org/" in mail.get_body(("plain",)).get_content()
+        assert "https://boss.example.org" in mail.get_body(("plain",)).get_content()
     asked = BytesParser(policy=policy.default).parsebytes((out / "place_marker.eml").read_bytes())
     assert str(asked["Reply-To"]).startswith("play+")
     assert str(asked["Reply-To"]).endswith("@boss.example.org")
@@ -52,7 +38,7 @@ def test_one_eml_per_kind_as_the_worker_composes_it(tmp_path) -> None:
 
 
 def test_an_unknown_language_is_refused(tmp_path) -> None:
-    done = _run(tmp_path, "--lang", "fr", "--out", str(tmp_path / "mail"))
+    done = run_preview(tmp_path, "--lang", "fr", "--out", str(tmp_path / "mail"))
     assert done.returncode == 2 and b"invalid choice" in done.stderr
     assert not (tmp_path / "mail").exists()
 
@@ -64,3 +50,44 @@ def test_the_engine_imports_nothing_of_the_web_or_the_worker() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     assert done.stdout.decode().strip() == "[]"
+
+
+TO_AN_ADDRESS = {"organiser", "email_changed", "seat_passed", "sign_in"}
+# A card as the engine names it (``investor:G``, ``family:W@1``) or by its number: never in mail.
+RAW_CARD = re.compile(r"\b(investor|family|travel|recruit|boss|stop):[A-Z*]|\bcard \d+", re.I)
+HTML_LANG = {
+    "en": 'lang="en"',
+    "zh_Hans": 'lang="zh-Hans"',
+    "zh_Hant": 'lang="zh-Hant"',
+    "ja": 'lang="ja"',
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_kind_in_every_language_with_its_headers(tmp_path, lang: str) -> None:
+    done = run_preview(tmp_path, "--lang", lang, "--out", str(tmp_path / "mail"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    mails = {
+        path.stem: BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+        for path in (tmp_path / "mail").glob("*.eml")
+    }
+    assert set(mails) == KINDS
+    assert set(ABOUT) < set(mails)
+    for kind, mail in mails.items():
+        want = "auto-replied" if kind == "reply_answer" else "auto-generated"
+        assert mail["Auto-Submitted"] == want, kind
+        if kind not in TO_AN_ADDRESS:  # a seat's mail
+            assert str(mail["Reply-To"]).endswith("@boss.example.org"), kind
+            assert mail["List-Id"].endswith(".boss.example.org>"), kind
+        html = mail.get_body(("html",)).get_content()
+        assert HTML_LANG[lang] in html, kind
+        for part in (html, mail.get_body(("plain",)).get_content(), str(mail["Subject"])):
+            assert not RAW_CARD.search(part), (kind, RAW_CARD.search(part))
+    # one negotiation, one thread: a branch of the game's
+    game = mails["invited"]["References"]
+    deal = {mails[k]["In-Reply-To"] for k in ("deal_opened", "offer", "last_call", "deal_closed")}
+    assert len(deal) == 1 and deal != {game}
+    for kind in ("deal_opened", "offer", "last_call", "deal_closed"):
+        assert mails[kind]["References"].split() == [game, *deal], kind
+    # the answer to a reply threads on that reply, in the game's thread
+    assert mails["reply_answer"]["References"].split()[0] == game

@@ -28,13 +28,13 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 from flask_babel import force_locale
 from helpers_bots import Hoarder
-from helpers_hooks import Browser, Receiver, logged_posts, posted_kinds
+from helpers_hooks import Browser, Dripper, Receiver, logged_posts, posted_kinds
 from helpers_play import play_to_end
 from helpers_wait import wait_for
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.web import hooks, push
 from imtheboss.web.models import Seat, db
-from imtheboss.web.outbound import OutboundPost, PushSubscription, write
+from imtheboss.web.outbound import OutboundPost, PushSubscription, queue_written, write
 from imtheboss.web.service import (
     create_game,
     get_game,
@@ -43,13 +43,23 @@ from imtheboss.web.service import (
     now_utc,
     set_status,
 )
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
 SEED = "seed-posted-c0ffee-ZZZ"  # long and unusual: any occurrence in a post is a leak
 BASE_URL = "http://testserver"
 CSRF = re.compile(r'data-csrf="([^"]+)"')
 KEY = re.compile(r'data-key="([^"]+)"')
+
+
+@pytest.fixture(autouse=True)
+def _posts_cleared(app):
+    """After each test, its posts are gone: the session's worker retries none of them later
+    (in another test's quiet minute)."""
+    yield
+    with app.app_context():
+        db.session.execute(delete(OutboundPost))
+        db.session.commit()
 
 
 @pytest.fixture
@@ -312,3 +322,39 @@ def test_a_reminder_is_pushed_at_once_by_the_worker(app, worker, receiver) -> No
     assert (row.tried_at - row.created_at).total_seconds() < 2  # queued with the reminder
     bodies = [browser.decrypt(r.body)["body"] for r in receiver.at("/push/reminded")]
     assert any(body.startswith("Reminder: ") and "(until " in body for body in bodies), bodies
+
+
+def test_receivers_dripping_headers_forever_delay_no_mail(app, worker, smtp, outbound) -> None:
+    """Six games post to a receiver that answers a header line every 0.2 s and never ends
+    (more posts than a worker has threads). Another game's mail still arrives while they drip
+    (the posts run on a queue and worker of their own), and each post is cut at its deadline
+    (``WEBHOOK_TIMEOUT``: the row goes back to pending with ``timeout``, to be tried again)."""
+    dripper = Dripper(outbound.ca)
+    hooked: list[str] = []
+    try:
+        with app.app_context():
+            for n in range(6):
+                gid = create_game(f"Dripped {n}", PLAYERS).game_id
+                hooks.add_hook(gid, "json", dripper.url(f"/drip/{n}"), "en", "UTC")
+                hooked.append(gid)
+        for gid in hooked:
+            with app.app_context():
+                write(gid, 1, load_events(gid, 0, 1), [], now_utc())
+                db.session.commit()
+                queue_written(gid)
+        wait_for(lambda: dripper.dripping() >= 4, 60, what="the receiver to be dripping")
+        with app.app_context():
+            create_game("Mailed", [(n, f"mailed-{e}") for n, e in PLAYERS])
+        wait_for(lambda: len(smtp.about("Mailed")) >= 4, 60, what="the other game's mail")
+        assert dripper.dripping() >= 1  # the mail came while posts were still held
+
+        def cut() -> bool:
+            rows = [row for gid in hooked for row in rows_of(app, gid)]
+            return bool(rows) and all(row.error == "timeout" for row in rows)
+
+        wait_for(cut, 60, what="every post to be cut at its deadline")
+    finally:
+        dripper.stop()
+        with app.app_context():
+            for gid in hooked:
+                set_status(gid, "paused")

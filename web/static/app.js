@@ -67,12 +67,19 @@ document.addEventListener("DOMContentLoaded", function () {
   });
 });
 
-/* A player's defaults page: an empty time zone is filled in with the browser's own. */
+/* Zone pickers (partials/macros.html zone_list): the browser's own zone first in the list, and
+   an empty box marked data-guess-zone (a player's defaults, the create form) filled with it. */
 document.addEventListener("DOMContentLoaded", function () {
   if (!window.Intl) return;
   var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!zone) return;
+  var list = document.getElementById("zone-list");
+  if (list) {
+    var own = list.querySelector('option[value="' + zone.replace(/"/g, "") + '"]');
+    if (own) list.insertBefore(own, list.firstChild);
+  }
   document.querySelectorAll("input[data-guess-zone]").forEach(function (input) {
-    if (!input.value && zone) input.value = zone;
+    if (!input.value) input.value = zone;
   });
 });
 
@@ -102,4 +109,27 @@ document.addEventListener("DOMContentLoaded", function () {
   said.textContent = said.textContent.replace("ZONE", ibZoneText(zone));
   said.hidden = false;
   document.querySelector("[data-zone-said]").hidden = true;
+});
+
+/* After an in-page action (a form posted into #live): the confirmation, if one is asked, is
+   scrolled onto the screen and focused (its "Yes" is the next Tab); otherwise focus goes to
+   the refusal, else to the notices, else to what is asked of the player, so it never falls to
+   the page's body. The notices and the refusal are also read out by the one live region that
+   stays on the page (#announce, templates/game.html), since #live is replaced each time. */
+function ibFocus(el) {
+  if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
+  el.scrollIntoView({ block: "start" });
+  el.focus({ preventScroll: true });
+}
+
+document.addEventListener("htmx:afterSettle", function (event) {
+  var elt = event.detail && event.detail.requestConfig && event.detail.requestConfig.elt;
+  var live = document.getElementById("live");
+  if (!live || !elt || elt.id === "live" || elt.tagName !== "FORM") return;
+  var confirm = live.querySelector("#confirm");
+  var said = live.querySelector(".error-box") || live.querySelector(".notice");
+  var announce = document.getElementById("announce");
+  if (announce) announce.textContent = confirm ? "" : (said ? said.textContent.trim() : "");
+  var target = confirm || said || live.querySelector("#asked, #actions, h2");
+  if (target) ibFocus(target);
 });

@@ -1,0 +1,72 @@
+"""Every kind of mail a played game sends (``imtheboss mail preview``: composed as the worker
+composes it), in English, 简体中文 and 繁體中文: no raw card id, no line speaking of its
+reader in the third person, and the decision facts of the asking kinds (what a deal on the
+space needs and pays, what the reader could bring, until when the negotiation runs)."""
+
+from __future__ import annotations
+
+import re
+from email import policy
+from email.parser import BytesParser
+from pathlib import Path
+
+import pytest
+from imtheboss.worker.mail_preview import LANGUAGES, PLAYERS, preview
+
+RAW = re.compile(r"\b(?:investor|family|travel|recruit|boss|stop):|(?:card|卡) ?\d+")
+FACTS = {  # a deal's needs and proceeds; what the reader could bring; the negotiation's end
+    "en": ("It pays", "You ", "Its negotiation runs until"),
+    "zh_Hans": ("可得", "你", "谈判进行到"),
+    "zh_Hant": ("可得", "你", "談判進行到"),
+    "ja": ("収益は", "あなたは", "交渉は"),
+}
+NAMES = {address: name for name, address in PLAYERS}
+
+
+@pytest.fixture(scope="module")
+def mails(tmp_path_factory) -> dict[str, dict[str, tuple[str, str]]]:
+    """``{lang: {kind: (reader's name, plain body)}}``."""
+    out = {}
+    for lang in LANGUAGES:
+        folder = tmp_path_factory.mktemp(lang)
+        out[lang] = {}
+        for path in preview(lang, folder):
+            mail = BytesParser(policy=policy.default).parsebytes(Path(path).read_bytes())
+            # a seat's player by name; the organiser, a new address or player: no name to test
+            reader = NAMES.get(mail["To"].addresses[0].addr_spec, "")
+            out[lang][Path(path).stem] = (reader, mail.get_body(("plain",)).get_content())
+    return out
+
+
+def _lines(body: str) -> list[str]:
+    return [line for line in body.splitlines() if line.startswith("- ")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_raw_card_id_and_the_reader_is_you(mails, lang):
+    kinds = mails[lang]
+    assert {"your_turn", "deal_opened", "stop", "offer", "agreement"} <= set(kinds)
+    for kind, (reader, body) in kinds.items():
+        assert not RAW.search(body), (kind, body)
+        if kind == "invited" or not reader:  # names the seat it invites; no seat's player
+            continue
+        assert not [line for line in _lines(body) if reader in line], (kind, body)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_turn_and_the_deal_opened_carry_what_the_decision_needs(mails, lang):
+    pays, bring, until = FACTS[lang]
+    _reader, turn = mails[lang]["your_turn"]
+    assert pays in turn and " M" in turn and bring in turn, turn
+    _reader, opened = mails[lang]["deal_opened"]
+    assert pays in opened and until in opened and "UTC" in opened, opened
+
+
+def test_each_added_sentence_follows_a_full_stop(mails):
+    """The facts and the lapse warning follow the event's line after a full stop ("… for 3 M.
+    A deal on space 10 needs …"), never run into it."""
+    run_on = re.compile(r"[\w)] (?:A deal on space|If the card happens|You could bring)")
+    for kind, (_reader, body) in mails["en"].items():
+        assert not [line for line in _lines(body) if run_on.search(line)], (kind, body)
+    _reader, opened = mails["zh_Hans"]["deal_opened"]
+    assert "。" in opened, opened
