@@ -1,38 +1,66 @@
-"""Remake the phone-size screenshots in docs/screenshots/: the story of a game (``/g/<gid>/story``),
-the replay at a running negotiation (``/g/<gid>/replay?at=N``, with the board) and one mail (a
-deal-closed mail with payouts), each in 简体中文 and 繁體中文, 360 px wide.
+"""Remake the phone-size screenshots in docs/screenshots/ (``SHOTS``, each a PNG 360 px wide):
+the story of a game (``/g/<gid>/story``) and the replay at a running negotiation
+(``/g/<gid>/replay?at=N``, with the board) in 简体中文 and 繁體中文; the question the game page
+asks before the boss closes a deal (the box the player confirms, scrolled onto the screen and
+focused) in 简体中文 and English; the help on the game page (what the cards in your hand do,
+what each space asks) and the rules page (``/rules``) in 简体中文; a deal-closed mail in 简体中文
+and 繁體中文; and a decision-ready mail (a deal opened: what the space needs and pays, what you
+could bring, until when the negotiation runs) in each language: English, 简体中文, 繁體中文, 日本語.
 
     .venv/bin/python tools/screenshots.py [--out docs/screenshots] [--seed 7]
 
-A 4-seat game is made and played to its end by the engine's bots through
-``imtheboss.web.service.submit`` on a SQLite file in a temporary folder, on a virtual clock (no
-waiting); the app is served on a free local port and Debian's chromium (``/usr/bin/chromium``,
-driven by Playwright) takes the pictures. Needs CJK fonts (Debian ``fonts-noto-cjk``; ``.ci/run``
-installs them): without them the pictures would show boxes, so the script stops (exit 2).
+A 4-seat game (its seats reading ``SEAT_LANGS``) is made and played to its end by the engine's
+bots through ``imtheboss.web.service.submit`` on a SQLite file in a temporary folder, on a
+virtual clock (no waiting); the app is served on a free local port and Debian's chromium
+(``/usr/bin/chromium``, driven by Playwright) takes the pictures: the questions and the help
+while the game runs (the first moment their seat may close a deal; holds three kinds of card),
+the rest once it is over. The mails are the game's own outbox rows, composed as the worker
+composes them (``imtheboss.worker.mail.compose``, the mail ``imtheboss mail preview`` writes);
+their HTML part is what is shot. Each picture is then made smaller by ``pngquant`` and
+``optipng`` where they are installed (Debian's packages of those names). Needs CJK fonts (Debian
+``fonts-noto-cjk``; ``.ci/run`` installs them): without them the pictures would show boxes, so
+the script stops (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
 
 CHROMIUM = Path("/usr/bin/chromium")
 PHONE = {"width": 360, "height": 740}
 PLAYERS = [("王芳", "wang@example.org"), ("陳靜", "chen@example.org"), ("Bill", "bill@example.org")]
-PLAYERS += [("Dana", "dana@example.org")]
-LANGS = ("zh_Hans", "zh_Hant")  # seat 0 reads 简体中文, seat 1 繁體中文
+PLAYERS += [("佐藤", "sato@example.org")]
+SEAT_LANGS = ("zh_Hans", "zh_Hant", "en", "ja")  # what each seat reads
+ZONES = ("Asia/Shanghai", "Asia/Taipei", "Europe/London", "Asia/Tokyo")
+LANGS = ("zh_Hans", "zh_Hant")  # the story, the replay and the deal-closed mail
+ASKED = {"zh_Hans": 0, "en": 2}  # the seats whose question before a close is shot
 TALL = 2400  # the pictures' height at most (CSS px): the top of a long page
+# Every picture the script makes: its file name in docs/screenshots/.
+SHOTS = (
+    *(f"story-{lang}.png" for lang in LANGS),
+    *(f"replay-{lang}.png" for lang in LANGS),
+    *(f"confirm-close-{lang}.png" for lang in ASKED),
+    "card-help-zh_Hans.png",
+    "space-help-zh_Hans.png",
+    "rules-zh_Hans.png",
+    *(f"mail-deal_closed-{lang}.png" for lang in LANGS),
+    *(f"mail-deal_opened-{lang}.png" for lang in SEAT_LANGS),
+)
 
 
 class Clock:
@@ -46,7 +74,10 @@ class Clock:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Make the pictures; returns the exit code (2: no CJK fonts or no chromium)."""
+    """Make the pictures (``SHOTS``) in ``--out``; returns the exit code (2: no CJK fonts or no
+    chromium; 1: the game never gave a moment a picture needs)."""
+    from playwright.sync_api import sync_playwright
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--seed", type=int, default=7)
@@ -56,18 +87,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screenshots: {missing}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
         clock = Clock()
         app = _app(Path(folder), clock)
-        gid, tokens, replay_at = _played(app, clock, args.seed)
-        mails = _mails(app, gid, Path(folder))
         server = _serve(app)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
             base = f"http://127.0.0.1:{server.server_port}"
-            _shoot(base, gid, tokens, replay_at, mails, args.out)
+            gid, tokens = _created(app, args.seed)
+            during = Moments(browser, base, gid, tokens, args.out)
+            replay_at = _played(app, clock, gid, args.seed, during.after)
+            during.close()
+            mails = _mails(app, gid, Path(folder))
+            _shoot(browser, base, gid, tokens, replay_at, mails, args.out)
         finally:
+            browser.close()
             server.shutdown()
-    for path in sorted(args.out.glob("*.png")):
+    made = [args.out / name for name in SHOTS]
+    lacking = [path.name for path in made if not path.exists()]
+    if lacking:
+        print(f"screenshots: the game gave no moment for {', '.join(lacking)}", file=sys.stderr)
+        return 1
+    _optimise(made)
+    for path in made:
         print(path)
     return 0
 
@@ -104,19 +146,28 @@ def _app(folder: Path, clock: Clock) -> Any:
     return app
 
 
-def _played(app: Any, clock: Clock, seed: int) -> tuple[str, list[str], int]:
-    """A game played to its end; returns its id, the seats' tokens and an event number in a
-    running negotiation with open terms (for the replay)."""
+def _created(app: Any, seed: int) -> tuple[str, list[str]]:
+    """The game, its seats reading ``SEAT_LANGS`` in ``ZONES``; returns its id and the seats'
+    secret links' tokens."""
     from imtheboss.web.models import Seat, db
-    from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
+    from imtheboss.web.service import create_game
 
     with app.app_context():
         created = create_game("周末牌局", PLAYERS, {}, seed=f"screenshots-{seed}")
         for seat in db.session.query(Seat).filter_by(game_id=created.game_id):
-            seat.locale = LANGS[seat.seat_index] if seat.seat_index < len(LANGS) else "en"
-            seat.timezone = "Asia/Shanghai" if seat.seat_index == 0 else "Asia/Taipei"
+            seat.locale = SEAT_LANGS[seat.seat_index]
+            seat.timezone = ZONES[seat.seat_index]
         db.session.commit()
-        state = load_state(get_game(created.game_id))
+    return created.game_id, created.seat_tokens
+
+
+def _played(app: Any, clock: Clock, gid: str, seed: int, after: Callable[[GameState], None]) -> int:
+    """Plays the game to its end, calling ``after`` with the state after each move; returns an
+    event number in a running negotiation with open terms (for the replay)."""
+    from imtheboss.web.service import ServiceError, get_game, load_state, submit
+
+    with app.app_context():
+        state = load_state(get_game(gid))
     rng, bots = random.Random(seed), [SensibleBot() for _ in PLAYERS]
     replay_at, count = 0, 0
     while state.phase != "game_over" and count < 3000:
@@ -126,17 +177,18 @@ def _played(app: Any, clock: Clock, seed: int) -> tuple[str, list[str], int]:
             continue
         try:
             with app.app_context():
-                result = submit(created.game_id, seat, command, f"shot-{count}", clock.now)
+                result = submit(gid, seat, command, f"shot-{count}", clock.now)
         except ServiceError:
             clock.now += timedelta(minutes=1)
             continue
         count, state = count + 1, result.state
+        after(state)
         running = state.deal is not None and len(state.deal.terms) >= 2
         if not replay_at and state.deals_closed >= 4 and running:
             with app.app_context():
-                replay_at = get_game(created.game_id).last_seq
+                replay_at = get_game(gid).last_seq
         clock.now += timedelta(minutes=rng.randint(5, 90))
-    return created.game_id, created.seat_tokens, replay_at or 1
+    return replay_at or 1
 
 
 def _next_move(state: GameState, bots: list, rng: random.Random, now: datetime) -> tuple:
@@ -151,34 +203,116 @@ def _next_move(state: GameState, bots: list, rng: random.Random, now: datetime) 
     return None, None, due
 
 
+class Moments:
+    """The pictures taken while the game runs, each once, at the first moment that has it: the
+    question before a close, on the phone of each seat of ``ASKED`` once it may close a deal;
+    the help on 王芳's game page once she holds three kinds of card."""
+
+    def __init__(self, browser: Any, base: str, gid: str, tokens: list[str], out: Path) -> None:
+        self.base, self.gid, self.out, self.done = base, gid, out, set()
+        self.contexts, self.pages = [], {}
+        for lang, seat in ASKED.items():
+            context = browser.new_context(viewport=PHONE, locale=lang.replace("_", "-"))
+            context.set_default_timeout(15_000)
+            page = context.new_page()
+            page.goto(f"{base}/g/{gid}/s/{tokens[seat]}")  # signs in: the seat's session
+            self.contexts.append(context)
+            self.pages[lang] = page
+
+    def after(self, state: GameState) -> None:
+        """Takes what ``state`` (the game after a move) is the first moment for."""
+        for lang, seat in ASKED.items():
+            name = f"confirm-close-{lang}.png"
+            if name not in self.done and any(
+                c["do"] == "close" for c in legal_commands(state, seat)
+            ):
+                self._question(self.pages[lang], lang, "close", self.out / name)
+                self.done.add(name)
+        kinds = {CARD_NAMES[card].split(":")[0] for card in state.hands[ASKED["zh_Hans"]]}
+        if "help" not in self.done and len(kinds) >= 3:
+            self._help(self.pages["zh_Hans"])
+            self.done.add("help")
+
+    def _question(self, page: Any, lang: str, kind: str, path: Path) -> None:
+        """The game page with the question before the move ``kind``, as the player sees it
+        once they tapped its button: the phone's screen, the question focused on it."""
+        page.goto(f"{self.base}/g/{self.gid}?lang={lang}")
+        button = page.locator(f"#live form.cmd-{kind} button[type=submit]").first
+        button.scroll_into_view_if_needed()
+        button.click()
+        page.locator("#confirm").wait_for()
+        page.wait_for_function("document.activeElement === document.querySelector('#confirm')")
+        page.screenshot(path=str(path))
+
+    def _help(self, page: Any) -> None:
+        """王芳's hand with what her cards do, and the board with what each space asks, each
+        help box opened by a tap on it."""
+        page.goto(f"{self.base}/g/{self.gid}?lang=zh_Hans")
+        for name, around in (("card-help", "section.you"), ("space-help", "figure")):
+            details = page.locator(f"details.{name}").first
+            details.locator("summary").click()
+            box = page.locator(f"{around}:has(details.{name})").first
+            _part(page, box, self.out / f"{name}-zh_Hans.png")
+            self.done.add(f"{name}-zh_Hans.png")
+
+    def close(self) -> None:
+        """Closes the seats' browser windows."""
+        for context in self.contexts:
+            context.close()
+
+
 def _mails(app: Any, gid: str, folder: Path) -> dict[str, Path]:
-    """The HTML of one deal-closed mail (with payouts) to seats 0 and 1, as files by language."""
+    """The HTML of the mails shot, as files by picture name: a deal-closed mail (with
+    payouts) to the seats reading ``LANGS``, and to each seat the first deal-opened mail whose
+    space it could bring something to (what deciding needs: the space's needs and proceeds,
+    the reader's letters, the negotiation's end)."""
+    from imtheboss.web.models import Notification, db
+
+    chosen: list[tuple[str, int, int]] = []  # (picture, seat, row)
+    with app.app_context():
+        for index, lang in enumerate(SEAT_LANGS):
+            rows = (
+                db.session.query(Notification)
+                .filter_by(game_id=gid, seat_index=index)
+                .filter(Notification.kind.in_(("deal_closed", "deal_opened")))
+                .order_by(Notification.id)
+                .all()
+            )
+            closed = next((r for r in rows if r.kind == "deal_closed"), None)
+            opened = next((r for r in rows if r.kind == "deal_opened" and _decides(r)), None)
+            wanted = {"deal_opened": opened, "deal_closed": closed if lang in LANGS else None}
+            chosen += [(f"mail-{k}-{lang}.png", index, r.id) for k, r in wanted.items() if r]
+        db.session.rollback()
+    # one context per mail: the locale is the context's
+    return {name: _mail_page(app, gid, seat, row, folder) for name, seat, row in chosen}
+
+
+def _decides(row: Any) -> bool:
+    """The row says what deciding needs: the reader could bring something, and until when."""
+    facts = (row.body or {}).get("facts") or {}
+    return bool(facts.get("fits") and facts.get("until"))
+
+
+def _mail_page(app: Any, gid: str, index: int, row_id: int, folder: Path) -> Path:
+    """The mail of the outbox row ``row_id`` to seat ``index``, composed as the worker does,
+    as a page: its subject over its HTML part."""
     from imtheboss.web.models import Game, Notification, Seat, db
     from imtheboss.worker.mail import compose
 
-    out: dict[str, Path] = {}
-    for index, lang in enumerate(LANGS):
-        with app.app_context():  # one context per mail: the locale is the context's
-            game = db.session.get(Game, gid)
-            seat = db.session.query(Seat).filter_by(game_id=gid, seat_index=index).one()
-            row = (
-                db.session.query(Notification)
-                .filter_by(game_id=gid, seat_index=index, kind="deal_closed")
-                .order_by(Notification.id)
-                .first()
-            )
-            msg = compose(game, seat, [row])
-        html = msg.get_body(("html",)).get_content()
-        page = folder / f"mail-{lang}.html"
-        page.write_text(
-            f'<!doctype html><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width"><p style="font:600 15px sans-serif;'
-            f'border-bottom:1px solid #ccc;padding:0 0 8px">{_escape(str(msg["Subject"]))}</p>'
-            f"{html}",
-            encoding="utf-8",
-        )
-        out[lang] = page
-    return out
+    with app.app_context():
+        game = db.session.get(Game, gid)
+        seat = db.session.query(Seat).filter_by(game_id=gid, seat_index=index).one()
+        msg = compose(game, seat, [db.session.get(Notification, row_id)])
+    html = msg.get_body(("html",)).get_content()
+    page = folder / f"mail-{row_id}.html"
+    page.write_text(
+        f'<!doctype html><meta charset="utf-8"><meta name="viewport" '
+        f'content="width=device-width"><p style="font:600 15px sans-serif;'
+        f'border-bottom:1px solid #ccc;padding:0 0 8px">{_escape(str(msg["Subject"]))}</p>'
+        f"{html}",
+        encoding="utf-8",
+    )
+    return page
 
 
 def _escape(text: str) -> str:
@@ -194,26 +328,35 @@ def _serve(app: Any) -> Any:
 
 
 def _shoot(
-    base: str, gid: str, tokens: list[str], at: int, mails: dict[str, Path], out: Path
+    browser: Any,
+    base: str,
+    gid: str,
+    tokens: list[str],
+    at: int,
+    mails: dict[str, Path],
+    out: Path,
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        try:
-            for index, lang in enumerate(LANGS):
-                context = browser.new_context(viewport=PHONE, device_scale_factor=2, locale=lang)
-                page = context.new_page()
-                page.goto(f"{base}/g/{gid}/s/{tokens[index]}")
-                page.goto(f"{base}/g/{gid}/story?lang={lang}")
-                _picture(page, out / f"story-{lang}.png")
-                page.goto(f"{base}/g/{gid}/replay?at={at}&lang={lang}")
-                _picture(page, out / f"replay-{lang}.png", ".board-card")
-                page.goto(mails[lang].as_uri())
-                _picture(page, out / f"mail-{lang}.png")
-                context.close()
-        finally:
-            browser.close()
+    """The pictures of the game once it is over: the story and the replay (``LANGS``), the
+    rules page (简体中文), the mails (each in its reader's language)."""
+    for index, lang in enumerate(LANGS):
+        context = browser.new_context(viewport=PHONE, locale=lang.replace("_", "-"))
+        page = context.new_page()
+        page.goto(f"{base}/g/{gid}/s/{tokens[index]}")
+        page.goto(f"{base}/g/{gid}/story?lang={lang}")
+        _picture(page, out / f"story-{lang}.png")
+        page.goto(f"{base}/g/{gid}/replay?at={at}&lang={lang}")
+        _picture(page, out / f"replay-{lang}.png", ".board-card")
+        if lang == "zh_Hans":
+            page.goto(f"{base}/rules?lang={lang}")
+            _picture(page, out / f"rules-{lang}.png")
+        context.close()
+    for name, html in mails.items():
+        lang = name.rsplit("-", 1)[1].removesuffix(".png")
+        context = browser.new_context(viewport=PHONE, locale=lang.replace("_", "-"))
+        page = context.new_page()
+        page.goto(html.as_uri())
+        _picture(page, out / name, "body")
+        context.close()
 
 
 def _picture(page: Any, path: Path, down_to: str = "") -> None:
@@ -224,6 +367,29 @@ def _picture(page: Any, path: Path, down_to: str = "") -> None:
         height = int(box["y"] + box["height"] + 8) if box else height
     clip = {"x": 0, "y": 0, "width": PHONE["width"], "height": height}
     page.screenshot(path=str(path), full_page=True, clip=clip)
+
+
+def _part(page: Any, box: Any, path: Path) -> None:
+    """The band of the page (the phone's whole width) from 8 px above ``box`` (a locator) to
+    8 px below it."""
+    where = "e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; }"
+    scroll = page.evaluate("scrollY")
+    top, bottom = (at + scroll for at in box.evaluate(where))
+    y = max(0, int(top) - 8)
+    clip = {"x": 0, "y": y, "width": PHONE["width"], "height": int(bottom) + 8 - y}
+    page.screenshot(path=str(path), full_page=True, clip=clip)
+
+
+def _optimise(paths: list[Path]) -> None:
+    """Makes each PNG smaller in place: 256 colours by ``pngquant`` (kept only where smaller
+    and still faithful), then lossless ``optipng``; each step skipped where not installed."""
+    quant, opti = shutil.which("pngquant"), shutil.which("optipng")
+    for path in paths:
+        if quant:
+            args = [quant, "--force", "--skip-if-larger", "--quality", "60-95", "--strip"]
+            subprocess.run([*args, "--output", str(path), str(path)], check=False)
+        if opti:
+            subprocess.run([opti, "-quiet", "-o2", "-strip", "all", str(path)], check=False)
 
 
 if __name__ == "__main__":
