@@ -94,14 +94,22 @@ def _pairs(mapping: dict[str, int]) -> list[list[int]]:
 Maker = Callable[[dict, "int | None"], tuple[str, dict[str, Any]]]
 
 
-def _started(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
-    investors = {s: [] for s in range(len(d["players"]))}
-    side_pool = []  # R2.2: the investors no seat was dealt (the event has no key of its own)
+def starting_investors(d: dict[str, Any]) -> tuple[dict[int, list[str]], list[str]]:
+    """A ``game_started`` event's data split into ``({seat: [letters]}, side_pool)``: the
+    investor cards each seat was dealt and those no seat was (R2.2: the side pool; the event
+    has no key of its own for it), letters in order."""
+    investors: dict[int, list[str]] = {s: [] for s in range(len(d["players"]))}
+    side_pool = []
     for letter, owner in sorted((d.get("investors") or {}).items()):
         if isinstance(owner, int):
             investors[owner].append(letter)
         else:
             side_pool.append(letter)
+    return investors, side_pool
+
+
+def _started(d: dict, by: int | None) -> tuple[str, dict[str, Any]]:
+    investors, side_pool = starting_investors(d)
     return "game_started", {
         "players": list(range(len(d["players"]))),
         "holdings": [[s, letters] for s, letters in investors.items()],

@@ -16,6 +16,7 @@ import hmac
 import ipaddress
 from email import message_from_string
 from email.policy import default as default_policy
+from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
@@ -139,7 +140,8 @@ def _fingerprint(token: str) -> str:
 def _operator_allowed() -> bool:
     """The operator token in ``Authorization: Bearer`` or in a signed-in session (compared in
     constant time); without it, only the embedded default serving on loopback with no proxy
-    trusted (behind a proxy on the same host every request comes from loopback)."""
+    trusted (behind a proxy on the same host every request comes from loopback), asked for by
+    a loopback or the site's own name (``_own_host``)."""
     config = current_app.config
     token = config["OPERATOR_TOKEN"]
     if token:
@@ -155,10 +157,23 @@ def _operator_allowed() -> bool:
             return True
     if not config.get("EMBEDDED") or config.get("TRUSTED_PROXIES"):
         return False
+    return _is_loopback(request.remote_addr or "") and _own_host(request.host)
+
+
+def _is_loopback(address: str) -> bool:
     try:
-        return ipaddress.ip_address(request.remote_addr or "").is_loopback
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _own_host(host: str) -> bool:
+    """Whether the request's ``Host`` (``name[:port]``) names this machine: ``localhost``, a
+    loopback address or ``BASE_URL``'s host. A page of another site that a browser reaches
+    through DNS rebinding sends its own name, and gets no operator page."""
+    name = urlsplit(f"//{host}").hostname or ""
+    own = urlsplit(current_app.config.get("BASE_URL") or "").hostname or ""
+    return name in ("localhost", own.lower()) or _is_loopback(name)
 
 
 def require_operator() -> None:

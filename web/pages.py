@@ -26,6 +26,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.web import LANGUAGES, display
 from imtheboss.web.auth import current_seat, is_admin, seat_of_address
 from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.security import local_path
 from imtheboss.web.service import (
     ServiceError,
     get_game,
@@ -76,7 +77,7 @@ def _lang_url(code: str) -> str:
     """This page in another language (``?lang=``; ``select_locale`` keeps it in the session).
     After a POST the link leads to the game's page (or home), never back to the action URL."""
     if request.method == "GET":
-        path = request.path
+        path = local_path(request.path)
         args = {k: v for k, v in request.args.items() if k != "lang"}
     else:
         gid = (request.view_args or {}).get("gid")
@@ -93,11 +94,14 @@ def htmx() -> bool:
 @bp.before_app_request
 def _remember_language() -> None:
     """A seat that picks a language in the header (``?lang=``) reads its mail in it too: the
-    choice is the seat's language from then on (its settings page shows it)."""
+    choice is the seat's language from then on (its settings page shows it); a link followed
+    from another site (``Sec-Fetch-Site``) changes nothing stored."""
     lang = request.args.get("lang")
     gid = (request.view_args or {}).get("gid")
     if lang not in LANGUAGES or not isinstance(gid, str) or request.method != "GET":
         return
+    if request.headers.get("Sec-Fetch-Site") in ("cross-site", "same-site"):
+        return  # a link on another site may show the page in a language, not change the seat's
     row = seat_row(gid, current_seat(gid))
     if row is not None and row.locale != lang:
         row.locale = lang

@@ -109,6 +109,12 @@ def security_headers(response: Response) -> Response:
     return response
 
 
+def local_path(path: str) -> str:
+    """``path`` as a link that stays on this site: one leading ``/`` (a path that starts with
+    ``//`` or ``/\\`` would be read by a browser as another site's address)."""
+    return "/" + path.lstrip("/\\")
+
+
 def init_security(app: Flask) -> None:
     """Trust ``TRUSTED_PROXIES`` proxies (``ProxyFix``), make the session cookie ``Secure`` over
     HTTPS, and add ``security_headers`` to every answer of ``app``."""
@@ -121,6 +127,7 @@ def init_security(app: Flask) -> None:
         app.config["SESSION_COOKIE_SECURE"] = True
     app.session_interface = SecureSessionInterface()
     app.after_request(security_headers)
+    app.jinja_env.globals["local_path"] = local_path
 
 
 REFERRER_MISMATCH = "The referrer does not match the host."  # Flask-WTF's reason for it

@@ -27,7 +27,7 @@ from typing import Any
 
 from imtheboss.engine.cards import CARD_NAMES, TILE_END_NUMBERS
 from imtheboss.engine.events import Event
-from imtheboss.engine.history import Message, message
+from imtheboss.engine.history import Message, message, starting_investors
 from imtheboss.engine.views import redact_event
 
 
@@ -182,14 +182,11 @@ def _deals(out: Story) -> list[Negotiation]:
 
 
 def _start(line: Line, d: dict[str, Any]) -> Start:
-    holdings: dict[int, list[str]] = {s: [] for s in range(len(d["players"]))}
-    for letter, owner in sorted((d.get("investors") or {}).items()):
-        if isinstance(owner, int):
-            holdings[owner].append(letter)
+    holdings, side_pool = starting_investors(d)
     return Start(
         line=line,
         holdings=sorted(holdings.items()),
-        side_pool=list(d.get("side_pool") or []),
+        side_pool=side_pool,
         first=d.get("active", 0),
         seed_hash=d["seed_hash"],
     )

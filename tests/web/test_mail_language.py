@@ -49,6 +49,8 @@ def test_the_header_language_is_the_seats_mail_language(app) -> None:
     gid = created.game_id
     bill = app.test_client()
     assert bill.get(f"/g/{gid}/s/{created.seat_tokens[1]}").status_code == 303
+    crossing = {"Sec-Fetch-Site": "cross-site"}  # a link on another site: shown, not stored
+    assert bill.get(f"/g/{gid}?lang=zh_Hans", headers=crossing).status_code == 200
     assert bill.get(f"/g/{gid}?lang=zh_Hant").status_code == 200
     assert app.test_client().get(f"/g/{gid}?lang=zh_Hans").status_code in (200, 403)
     with app.app_context():

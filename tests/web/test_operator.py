@@ -51,6 +51,10 @@ def test_without_a_token_only_the_embedded_default_on_loopback(app, outbox) -> N
     app.config["EMBEDDED"] = True
     assert _shown(_get(app))
     assert _closed(_get(app, FAR))
+    for name in ("localhost:5000", "127.0.0.1:5000", "[::1]:5000"):
+        assert _shown(_get(app, headers={"Host": name})), name
+    # a page of another site reaching loopback through DNS rebinding sends its own name
+    assert _closed(_get(app, headers={"Host": "rebind.attacker.example:5000"}))
     app.config["TRUSTED_PROXIES"] = 1  # behind a proxy on this host, everyone is loopback
     assert _closed(_get(app))
     assert _closed(_get(app, headers={"X-Forwarded-For": "127.0.0.1"}))

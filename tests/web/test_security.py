@@ -166,3 +166,15 @@ def test_pages_have_no_inline_script_or_style() -> None:
         text = path.read_text()
         found += [f"{path.name}: {what}" for pattern, what in INLINE if pattern.search(text)]
     assert found == []
+
+
+@pytest.mark.parametrize("path", ["/%5Cevil.example/login", "//evil.example/login"])
+def test_no_link_of_a_page_leads_to_another_site(client, path: str) -> None:
+    """A path that starts with ``/\\`` or ``//`` (a browser reads both as another site's
+    address): the error page's language links stay on this site."""
+    page = client.get(path)
+    assert page.status_code == 404
+    links = re.findall(r'href="([^"]+)"', page.text)
+    assert any("lang=" in link for link in links)
+    for link in links:
+        assert not link.startswith(("//", "/\\")) and not urlsplit(link).netloc, link

@@ -51,6 +51,8 @@ def test_every_event_lands_once_in_its_place(game, seat) -> None:
     visible = [s for s, _a, e in records if not (e.type == "orders_set" and e.by != seat)]
     assert seqs == visible
     assert told.start.holdings and told.start.seed_hash == game.events[0].data["seed_hash"]
+    dealt = game.events[0].data["investors"]  # R2.2: the letters no seat was dealt
+    assert told.start.side_pool == sorted(k for k, v in dealt.items() if not isinstance(v, int))
     deals = [ch.negotiation for ch in told.chapters if ch.negotiation]
     opened = [e for e in game.events if e.type == "deal_opened"]
     assert [n.space for n in deals] == [e.data["space"] for e in opened]
