@@ -89,7 +89,7 @@ def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[As
 
 # -- moves that ask first --------------------------------------------------------------------
 
-CONFIRM = frozenset({"close", "fail", "boss", "travel", "recruit"})
+CONFIRM = frozenset({"close", "fail", "boss", "travel", "recruit", "stop"})
 
 
 def consequence(cmd: dict[str, Any]) -> str:
@@ -111,6 +111,11 @@ def consequence(cmd: dict[str, Any]) -> str:
         return _(
             "Unless someone stops your boss card, you become the boss of this deal, and every "
             "open offer and agreement made with the old boss lapses."
+        )
+    if do == "stop":  # R5.6
+        return _(
+            "Your stop card cancels the card waiting to happen: both go to the discard "
+            "pile, and you cannot take your stop card back."
         )
     if do == "recruit":
         return _(

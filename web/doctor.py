@@ -73,11 +73,13 @@ def stuck_mail(now: datetime, stuck: timedelta) -> list[Finding]:
 
 
 def overdue_deadlines(now: datetime, grace: timedelta) -> list[Finding]:
-    """Open deadlines more than ``grace`` past due at ``now``; a row per game."""
+    """Open deadlines of active games more than ``grace`` past due at ``now`` (a paused game's
+    wait for its resume); a row per game."""
     rows = db.session.execute(
         select(Game.id, Game.title, func.count(), func.min(Deadline.due_at))
         .join(Game, Game.id == Deadline.game_id)
         .where(Deadline.state == "open", Deadline.due_at < now - grace)
+        .where(Game.status == "active")  # a paused game's deadlines wait for its resume
         .group_by(Game.id, Game.title)
         .order_by(func.min(Deadline.due_at))
     ).all()

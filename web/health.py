@@ -155,7 +155,7 @@ def metrics_page():
         from imtheboss.web import error_response
 
         return error_response(403, "not_operator", _("This page is for the server's operator."))
-    body, content_type = metrics.exposition()
+    body, content_type = metrics.exposition(schema_current)
     return body, 200, {"Content-Type": content_type}
 
 

@@ -37,6 +37,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
 
 REQUESTS = Counter(
     "imtheboss_http_requests",
@@ -147,9 +148,9 @@ def queue_depths() -> dict[str, int]:
 def state_counts(now: datetime) -> dict[str, float]:
     """The database's side of the state at ``now``: ``mail_pending`` (notifications whose mail
     is still to send), ``mail_oldest_pending_seconds`` (0 when none), ``deadlines_overdue``
-    (open deadlines whose ``due_at`` has passed), ``webhook_posts_failed`` (posts failed for
-    good)."""
-    from imtheboss.web.models import Deadline, Notification, db
+    (open deadlines of active games whose ``due_at`` has passed: a paused game's wait),
+    ``webhook_posts_failed`` (posts failed for good)."""
+    from imtheboss.web.models import Deadline, Game, Notification, db
     from imtheboss.web.outbound import OutboundPost
 
     pending, oldest = db.session.execute(
@@ -157,8 +158,11 @@ def state_counts(now: datetime) -> dict[str, float]:
             Notification.email_state == "pending"
         )
     ).one()
-    overdue = db.session.execute(
-        select(func.count()).where(Deadline.state == "open", Deadline.due_at < now)
+    overdue = db.session.execute(  # a paused game's deadlines wait for its resume
+        select(func.count())
+        .select_from(Deadline)
+        .join(Game, Game.id == Deadline.game_id)
+        .where(Deadline.state == "open", Deadline.due_at < now, Game.status == "active")
     ).scalar_one()
     failed = db.session.execute(
         select(func.count()).where(OutboundPost.state == "failed")
@@ -181,11 +185,37 @@ class StateCollector:
         "webhook_posts_failed": "Webhook and push posts that failed for good",
     }
 
+    def _database(self, now: datetime) -> tuple[int, bool, dict[str, float]]:
+        """``(database_up, schema_current, the database gauges)``: none of the gauges while
+        the database cannot be reached or its schema is behind (they would read tables the
+        release step has not made yet)."""
+        from imtheboss.web.models import db
+
+        try:
+            if not self.schema_current():
+                return 1, False, {}
+            return 1, True, state_counts(now)
+        except SQLAlchemyError:
+            db.session.rollback()
+            return 0, False, {}
+
+    def __init__(self, schema_current: Callable[[], bool]) -> None:
+        self.schema_current = schema_current
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from imtheboss.web.service import now_utc
 
         now = now_utc()
-        for name, value in state_counts(now).items():
+        up, current, counts = self._database(now)
+        yield GaugeMetricFamily(
+            "imtheboss_database_up", "1 when the database answered this scrape", value=up
+        )
+        yield GaugeMetricFamily(
+            "imtheboss_schema_current",
+            "1 when the database's schema is the code's (0: run the release step)",
+            value=int(current),
+        )
+        for name, value in counts.items():
             yield GaugeMetricFamily(f"imtheboss_{name}", self.HELP[name], value=value)
         try:
             swept, depths = last_sweep(), queue_depths()
@@ -209,15 +239,17 @@ class StateCollector:
         yield depth
 
 
-def exposition() -> tuple[bytes, str]:
+def exposition(schema_current: Callable[[], bool]) -> tuple[bytes, str]:
     """The text ``/metrics`` answers and its content type: the counted series (added up over
-    the host's processes in multiprocess mode) and the state gauges. Raises the database's or
-    the broker's errors when either cannot be reached."""
+    the host's processes in multiprocess mode) and the state gauges. A database that cannot be
+    reached or whose schema is behind (``schema_current``, ``imtheboss.web.health``) gives
+    ``imtheboss_database_up`` or ``imtheboss_schema_current`` 0 and no database gauge; a broker
+    down gives ``imtheboss_broker_up`` 0: the scrape itself always answers."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         counted = CollectorRegistry()
         MultiProcessCollector(counted)
     else:
         counted = REGISTRY
     state = CollectorRegistry(auto_describe=False)
-    state.register(StateCollector())  # type: ignore[arg-type]
+    state.register(StateCollector(schema_current))  # type: ignore[arg-type]
     return generate_latest(counted) + generate_latest(state), CONTENT_TYPE_LATEST

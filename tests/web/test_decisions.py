@@ -116,6 +116,11 @@ def test_moves_that_cannot_be_taken_back_ask_first(app, game) -> None:
     assert traveller.post(yes["action"], data=yes["fields"]).status_code == 303
     assert written(app)[0] > before[0]
     assert traveller.post(yes["action"], data=yes["fields"]).status_code == 303  # same key
+    stop = form_for(clients[s.stopper], gid, do="stop")  # a scarce card: it asks too
+    before = written(app)
+    page = clients[s.stopper].post(stop["action"], data=fields(stop))
+    assert page.status_code == 200 and written(app) == before
+    assert "Your stop card cancels the card waiting to happen" in html.unescape(page.text)
     act(clients[s.stopper], gid, {"do": "stop"})
 
     # With htmx: the live part asks, and does not poll the question away.

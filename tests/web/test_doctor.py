@@ -14,7 +14,7 @@ from imtheboss.web import hooks
 from imtheboss.web.doctor import findings
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound import OutboundPost
-from imtheboss.web.service import create_game
+from imtheboss.web.service import create_game, set_status
 from sqlalchemy import update
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
@@ -30,7 +30,9 @@ def _troubles(app: Any, clock: Any) -> tuple[str, str]:
     with app.app_context():
         stuck = create_game("Stuck", PLAYERS, creator_email="org@example.org").game_id
         fine = create_game("Hooked", PLAYERS).game_id
-        db.session.add(Deadline(game_id=stuck, window_id="w1", kind="x", due_at=clock()))
+        paused = create_game("Paused", PLAYERS).game_id  # its deadline waits for its resume
+        for gid in (stuck, paused):
+            db.session.add(Deadline(game_id=gid, window_id="w1", kind="x", due_at=clock()))
         hook, _secret = hooks.add_hook(fine, "json", "https://localhost/h", "en", "UTC")
         db.session.add(
             OutboundPost(
@@ -39,9 +41,12 @@ def _troubles(app: Any, clock: Any) -> tuple[str, str]:
             )
         )  # fmt: skip
         db.session.execute(
-            update(Notification).where(Notification.game_id == fine).values(email_state="sent")
+            update(Notification)
+            .where(Notification.game_id.in_((fine, paused)))
+            .values(email_state="sent")
         )
         db.session.commit()
+        set_status(paused, "paused")
     return stuck, fine
 
 

@@ -22,7 +22,7 @@ from imtheboss.web import create_app
 from imtheboss.web.metrics import mark_sweep
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.service import create_game
+from imtheboss.web.service import create_game, set_status
 from prometheus_client.parser import text_string_to_metric_families
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
@@ -79,6 +79,9 @@ def test_readyz_answers_503_naming_the_database_when_it_is_down(tmp_path: Path) 
         "schema": "unknown",
         "broker": "ok",
     }
+    seen = _scrape(client)  # the scrape still answers, and says so
+    assert seen[("imtheboss_database_up", ())] == 0
+    assert ("imtheboss_mail_pending", ()) not in seen
 
 
 def test_readyz_answers_503_naming_the_broker_when_it_is_down(app) -> None:
@@ -111,6 +114,9 @@ def test_a_fresh_database_without_the_release_step_answers_503_not_500(
         assert page.status_code == 503 and "数据库" in page.text
         ready = client.get("/readyz")
         assert ready.status_code == 503 and ready.get_json()["checks"]["schema"] == "behind"
+        seen = _scrape(client)  # not a 500: the gauges say the release step is to run
+        assert seen[("imtheboss_database_up", ())] == 1
+        assert seen[("imtheboss_schema_current", ())] == 0
         assert client.get("/healthz").status_code == 200
 
         with app.app_context():  # the release step
@@ -125,15 +131,15 @@ def test_a_fresh_database_without_the_release_step_answers_503_not_500(
 def test_metrics_has_the_named_series_from_the_database(app, client, clock) -> None:
     with app.app_context():
         game = create_game("Watched", PLAYERS, creator_email="org@example.org")
-        db.session.add(
-            Deadline(
-                game_id=game.game_id,
-                window_id="w1",
-                kind="x",
-                due_at=clock() - timedelta(minutes=2),
+        paused = create_game("Paused", PLAYERS).game_id  # its deadline waits for its resume
+        for gid in (game.game_id, paused):
+            db.session.add(
+                Deadline(
+                    game_id=gid, window_id="w1", kind="x", due_at=clock() - timedelta(minutes=2)
+                )
             )
-        )
         db.session.commit()
+        set_status(paused, "paused")
         mark_sweep(clock() - timedelta(seconds=30))
     clock.advance(seconds=90)
     seen = _scrape(client)
