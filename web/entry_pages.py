@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import (
+    current_app,
     redirect,
     render_template,
     request,
@@ -98,9 +99,10 @@ def created_page(gid: str) -> str:
     and nobody is invited before they confirm. Only the organiser's browser sees it (403)."""
     game = admin_only(gid)
     players = [(seat.name, seat.email) for seat in seats_of(gid)]
-    return render_template(
+    return render_template(  # no ``gid``: the game's pages open once it is confirmed
         "created.html",
-        gid=gid,
+        game_id=gid,
+        outbox=bool(current_app.config.get("EMBEDDED")),
         title=game.title or "I'm the Boss!",
         organiser=game.creator_email,
         players=players,

@@ -16,6 +16,7 @@ from flask import (
     url_for,
 )
 from flask_babel import gettext as _
+from flask_babel import refresh
 from imtheboss.web import display
 from imtheboss.web.forms import SettingsForm
 from imtheboss.web.models import db
@@ -59,6 +60,7 @@ def settings(gid: str) -> Any:
                 session["lang"] = row.locale
             else:
                 session.pop("lang", None)
+            refresh()  # the notice in the language just chosen
             flash(_("Settings saved."))
             return redirect(url_for("pages.settings", gid=gid), 303)
         ctx = frame(game, seat, admin)

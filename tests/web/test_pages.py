@@ -47,6 +47,7 @@ def test_create_a_game_through_the_form(app, client) -> None:
     assert client.get(created_at).status_code == 200  # a reload shows it again...
     assert app.test_client().get(created_at).status_code == 403  # to the organiser only
     assert "bill@example.org" in response.text and "org@example.org" in response.text
+    assert 'class="game-nav"' not in response.text  # the game's pages open once confirmed
     with app.app_context():
         seats = db.session.execute(select(Seat).order_by(Seat.seat_index)).scalars().all()
         assert [s.name for s in seats] == NAMES  # ...and made no second game
@@ -59,6 +60,9 @@ def test_create_a_game_through_the_form(app, client) -> None:
         text = mail_text(compose(get_game(gid), None, [mail]))
     link = re.search(r"http://testserver(/g/([\w-]+)/admin/[\w-]+)", text)
     assert link and link.group(2) == gid, "the admin link is mailed to the organiser"
+    waiting = client.get(f"/g/{gid}")  # before the confirmation: no link that loops back
+    assert waiting.status_code == 409 and "Back to the game" not in waiting.text
+    assert "Nothing was changed" not in waiting.text  # a page asked for changes nothing
     confirm(client, confirm_link(text, gid))
     with app.app_context():
         invited = db.session.execute(
@@ -250,6 +254,12 @@ def test_settings_save(app, game) -> None:
     # Shanghai.
     assert "17:00 UTC+8</time>" in clients[0].get(f"/g/{gid}/history").text
     assert "09:00 UTC</time>" in clients[1].get(f"/g/{gid}/history").text
+    assert "Settings saved." in clients[0].get(f"/g/{gid}/settings").text  # the first save's
+    chinese = {**data, "language": "zh_Hans"}  # the notice speaks the language just chosen
+    saved = post(clients[0], f"/g/{gid}/settings", csrf_of(page.text), **chinese)
+    assert saved.status_code == 303
+    shown = clients[0].get(saved.headers["Location"]).text
+    assert "设置已保存。" in shown and "Settings saved." not in shown
 
 
 def test_the_browsers_zone_is_taken_in_one_step(app, game) -> None:

@@ -147,6 +147,8 @@ def test_the_replay_shows_each_moment_as_the_seat_saw_it(app, clock) -> None:
         assert _marker(text) == state.marker, at
         assert f"event {at} of {total}" in text
         assert 'method="post"' not in text and "hx-get" not in text, at
+        anchors = set(re.findall(r'href="#([\w-]+)"', text))  # each leads to a part it has
+        assert all(f'id="{name}"' in text for name in anchors), (at, anchors)
         assert (f"at={at - 1}#step" in text) == (at > 1)
         assert (f"at={at + 1}#step" in text) == (at < total)
         assert ("Seed:" in text) == (at == total)

@@ -10,7 +10,10 @@ import re
 import redis
 from helpers_worker import players, wait_for
 from imtheboss.web.metrics import SWEEP_KEY
+from imtheboss.web.models import Deadline, Notification, db
+from imtheboss.web.outbound import OutboundPost
 from imtheboss.web.service import create_game
+from sqlalchemy import delete
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 LINE = re.compile(
@@ -50,11 +53,19 @@ def test_every_line_a_task_writes_carries_its_id(app, smtp, worker):
         assert warning["context"].removeprefix("task=") in known, warning.group(0)
 
 
-def test_idle_workers_and_beat_write_nothing(worker, redis_url):
+def test_idle_workers_and_beat_write_nothing(app, worker, redis_url):
     """Idle, the sweeps still run (beat sends them every ``SWEEP_SECONDS``, 1 s here; each
     records its time) but nothing is logged: no "sending due task", "received" or
-    "succeeded" line of a sweep that found nothing to do."""
+    "succeeded" line of a sweep that found nothing to do. Idle for real: the worker starts
+    again with no mail, deadline or post of earlier tests left to do, queued or scheduled."""
     sweeps = redis.Redis.from_url(redis_url)
+    worker.kill()
+    with app.app_context():
+        for table in (OutboundPost, Deadline, Notification):
+            db.session.execute(delete(table))
+        db.session.commit()
+    sweeps.flushdb()  # the broker's queues and the tasks held for later
+    worker.start()
 
     def last() -> float:
         stamp = sweeps.get(SWEEP_KEY)
