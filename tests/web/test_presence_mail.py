@@ -4,9 +4,13 @@ a row. The start of the away proxy is mailed at once, whatever the seat's mail s
 
 from __future__ import annotations
 
+from helpers_organiser import mail_text
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
+from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of, submit
+from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
+
+BACK = "The moment you open the game, you are back and the server stops playing for you."
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
 
@@ -48,8 +52,8 @@ def proxied_turns(gid: str, seat: int) -> int:
 def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_row(app, clock):
     """Bob reads only the mail that asks him something (``must_act``). He says he is away; an
     hour later the server starts playing for him and plays his turn. The mail saying so goes
-    to him at once; he opens it (his page's poll: presence), so his next turn is his own, not
-    the proxy's."""
+    to him at once, and says that opening the game brings him back; he opens it (his page's
+    poll: presence), so his next turn is his own, not the proxy's."""
     with app.app_context():
         created = create_game("Mails", PLAYERS, {"proxy_hours": 1}, seed=3)
         gid, token = created.game_id, created.seat_tokens[1]
@@ -65,6 +69,7 @@ def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_
         state = load_state(get_game(gid))
         assert state.proxied[1] and state.active == 2  # the proxy played Bob's first turn
         mails = mailed_at_once(gid, 1, seen)
+        texts = [mail_text(compose(get_game(gid), seats_of(gid)[1], [row])) for row in mails]
     bob = app.test_client()
     if mails:  # he looks at each of his mails
         assert bob.get(f"/g/{gid}/s/{token}").status_code == 303
@@ -76,3 +81,5 @@ def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_
         assert proxied_turns(gid, 1) == 1  # one decision played for him, not two in a row
         state = load_state(get_game(gid))
         assert not state.proxied[1] and (state.active, state.phase) == (1, "turn_start")
+    assert [row.kind for row in mails] == ["played_for"]  # the proxy's start, nothing else
+    assert all(BACK in text for text in texts)  # both parts say how to come back
