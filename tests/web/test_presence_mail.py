@@ -7,6 +7,7 @@ from __future__ import annotations
 from helpers_organiser import mail_text
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of, submit
+from imtheboss.worker import tasks
 from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
 
@@ -60,6 +61,7 @@ def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_
         db.session.execute(
             update(Seat).where(Seat.game_id == gid, Seat.seat_index == 1).values(notify="must_act")
         )
+        db.session.execute(update(Notification).values(email_state="sent"))  # invitations
         db.session.commit()
         assert load_state(get_game(gid)).active == 1  # Bob starts: the marker is his
         submit(gid, 1, {"do": "away", "away": True}, "away", clock())
@@ -70,6 +72,8 @@ def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_
         assert state.proxied[1] and state.active == 2  # the proxy played Bob's first turn
         mails = mailed_at_once(gid, 1, seen)
         texts = [mail_text(compose(get_game(gid), seats_of(gid)[1], [row])) for row in mails]
+        kinds = [row.kind for row in mails]
+        sent = [tasks.deliver.run(row.id) for row in mails]  # the worker, in this process
     bob = app.test_client()
     if mails:  # he looks at each of his mails
         assert bob.get(f"/g/{gid}/s/{token}").status_code == 303
@@ -81,5 +85,27 @@ def test_a11_a_seat_that_looks_at_each_of_its_mails_is_never_proxied_twice_in_a_
         assert proxied_turns(gid, 1) == 1  # one decision played for him, not two in a row
         state = load_state(get_game(gid))
         assert not state.proxied[1] and (state.active, state.phase) == (1, "turn_start")
-    assert [row.kind for row in mails] == ["played_for"]  # the proxy's start, nothing else
+    assert kinds == ["played_for"]  # the proxy's start, nothing else
+    assert sent == ["sent"]
     assert all(BACK in text for text in texts)  # both parts say how to come back
+
+
+def test_a11_the_proxys_start_is_not_mailed_to_a_seat_back_already(app, clock):
+    """Bob's page was open when the server started playing for him: its next poll hands him
+    back, and the mail telling him to come back is dropped (``skipped``), not sent."""
+    with app.app_context():
+        created = create_game("Back", PLAYERS, {"proxy_hours": 1}, seed=3)
+        gid, token = created.game_id, created.seat_tokens[1]
+        db.session.execute(update(Notification).values(email_state="sent"))  # invitations
+        db.session.commit()
+        submit(gid, 1, {"do": "away", "away": True}, "away", clock())
+        seen = last_row()
+        clock.advance(hours=2)
+        submit(gid, None, {"do": "timeout"}, "timeout-1", clock())
+        (start,) = [row.id for row in mailed_at_once(gid, 1, seen)]
+    bob = app.test_client()
+    assert bob.get(f"/g/{gid}/s/{token}").status_code == 303
+    assert bob.get(f"/g/{gid}/fragment").status_code == 200
+    with app.app_context():
+        assert not load_state(get_game(gid)).proxied[1]
+        assert tasks.deliver.run(start) == "skipped"
