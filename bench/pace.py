@@ -30,7 +30,8 @@ The model of people
   bot would. A counter the bot makes of its own counts as the one counter. Orders never haggle.
 - **Mail** reaches a seat when the game starts waiting for it (a new entry of
   ``views.awaiting``: turn, discard, stop window, last call; a deal it leads as boss), when terms
-  are named to it, and, as boss, when the deal's requirements become met.
+  are named to it, as boss, when the deal's requirements become met, and when the server starts
+  playing for it (A11: ``proxy_started``, mailed at once by the server).
 - **Fast seats** (``--fast K``): besides their checks, while awake they look 2 to 30 minutes
   (uniform) after each mail. Other seats read mail only at their checks.
 - **Bot seats** (``--bots K``): played by ``engine.bots.SeatBot`` (the engine's best bot on the
@@ -99,8 +100,13 @@ the breakdowns: ``decisions`` (per game, by kind and maker, moot ones apart),
 game time the game spent in each state: a turn, a stop window, a last call, a negotiation, a
 discard) and ``per_game`` counts (turns, deals closed and failed, last calls and those that ran
 out, proxy starts, commands), ``proxy_share_present`` (the share of the decisions of seats that
-are not silent made by the proxy) and ``max_present_proxied_run`` (the longest run of proxied
-decisions in a row of such a seat). ``params`` echoes the command line.
+are not silent made by the proxy), ``max_present_proxied_run`` (the longest run of proxied
+decisions in a row of a *present* seat: one that looked at its game between each decision of
+the run and the next; A11 hands a seat back at its look, so this is the rule's floor, 1) and
+``max_absent_proxied_run`` (the longest run of proxied decisions in a row of a seat that is not
+silent but did not look between them: its random looks left it away for more than the proxy
+hours, and A11 plays for it by design until it looks again). ``params`` echoes the command
+line.
 """
 
 from __future__ import annotations
@@ -325,7 +331,11 @@ class Ledger:
     silent: frozenset[int] = frozenset()  # seats that never act: not "present" seats
     present_made: Counter = field(default_factory=Counter)  # maker -> decisions of present seats
     proxied_run: Counter = field(default_factory=Counter)  # seat -> proxied decisions in a row
-    max_proxied_run: int = 0  # the longest such run of a present seat
+    max_proxied_run: int = 0  # the longest such run of a seat that looked between them
+    absent_run: Counter = field(default_factory=Counter)  # seat -> the same, looks or not
+    max_absent_run: int = 0  # the longest such run of a seat that is not silent
+    looked: set[int] = field(default_factory=set)  # seats that looked since their last decision
+    told: set[int] = field(default_factory=set)  # seats the command mailed the proxy's start
 
     def started(self, state: GameState, now: datetime) -> None:
         """A command is about to be decided at ``now``."""
@@ -343,6 +353,8 @@ class Ledger:
             self._timed = (TIMED_KIND.get(kind, kind), frozenset(event.data["missed"]))
         elif event.type in ("deal_closed", "deal_failed", "close_called", "proxy_started"):
             self.counts[event.type] += 1
+            if event.type == "proxy_started":  # the server mails it at once (A11)
+                self.told.add(event.data["seat"])
         elif event.type == "turn_started":
             self.counts["turns"] += 1
         current = owed(state)
@@ -358,14 +370,21 @@ class Ledger:
             self.open[key] = now
 
     def _present(self, seat: int, maker: str) -> None:
-        """A decision of a seat that is not silent: its maker and the seat's proxied run."""
+        """A decision of a seat that is not silent: its maker and the seat's proxied runs (one
+        broken by an absence: the seat did not look since its last decision, and one not)."""
         self.present_made[maker] += 1
-        self.proxied_run[seat] = self.proxied_run[seat] + 1 if maker == "proxy" else 0
+        proxy = maker == "proxy"
+        run = self.proxied_run[seat] + 1 if seat in self.looked else 1
+        self.proxied_run[seat] = run if proxy else 0
+        self.absent_run[seat] = self.absent_run[seat] + 1 if proxy else 0
+        self.looked.discard(seat)
         self.max_proxied_run = max(self.max_proxied_run, self.proxied_run[seat])
+        self.max_absent_run = max(self.max_absent_run, self.absent_run[seat])
 
     def mailed(self, state: GameState) -> set[int]:
         """The seats a finished command sent mail to (module docstring)."""
-        seats = {key[0] for key in self.open.keys() - self._before}
+        seats = {key[0] for key in self.open.keys() - self._before} | self.told
+        self.told = set()
         if not self._met and _met(state):
             seats.add(state.deal.boss)
         return seats
@@ -541,6 +560,7 @@ class PaceGame:
 
     def _act(self, p: Person) -> None:
         s = self.state
+        self.ledger.looked.add(p.seat)  # the seat is at its game page: presence (A6, A11)
         if s.phase == "game_over":
             pass
         elif self.args.no_back:  # only looks: the page tells the server the seat is there
@@ -673,6 +693,7 @@ def summarize(results: list[GameResult], args: argparse.Namespace, seconds: floa
         **_decided(t["decisions"], n),
         "proxy_share_present": _share(t["present_made"]["proxy"], sum(t["present_made"].values())),
         "max_present_proxied_run": max(r.ledger.max_proxied_run for r in results),
+        "max_absent_proxied_run": max(r.ledger.max_absent_run for r in results),
         "mean_wait_hours": {
             k: round(t["wait"][k] / answered[k] / 3600, 2) if answered[k] else 0.0 for k in KINDS
         },
@@ -706,6 +727,11 @@ def print_table(out: dict) -> None:
         f"proxy {out['decided_by_proxy']:.1%}  timeout {out['decided_by_timeout']:.1%}"
     )
     print("timeouts (all games): " + "  ".join(f"{k} {v}" for k, v in out["timeouts"].items()))
+    print(
+        f"proxy: {out['proxy_share_present']:.2%} of the decisions of seats that act; "
+        f"longest run in a row: {out['max_present_proxied_run']} of a present seat (looked "
+        f"between), {out['max_absent_proxied_run']} of an absent one"
+    )
     print()
     print(f"{'per game':<10}" + "".join(f"{m:>9}" for m in (*MAKERS, "moot")) + f"{'wait h':>9}")
     for kind, row in out["decisions"].items():

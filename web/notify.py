@@ -13,7 +13,8 @@ the inbox still shows every one); news:
 ``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
 ``game_over``, ``you_are_next`` (the seat after the one whose turn began, without a turn
 pre-move: it can plan its turn), ``played_for`` (the server acted for the seat: a window ran
-out, A5, A6, A11) and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows
+out, A5, A6, A11; the start of the away proxy, A11, is urgent: one look hands the seat back)
+and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows
 are written by the worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
@@ -301,9 +302,13 @@ def _served(
     at: datetime,
 ) -> list[dict[str, Any]]:
     """The rows telling each seat the server acted for in ``event`` (``played_for``) and each
-    seat ``event`` marked away (``marked_away``, A6): news, batched into one mail."""
+    seat ``event`` marked away (``marked_away``, A6): news, batched into one mail; but the
+    start of the away proxy (A11) is mailed at once, whatever the seat's mail setting (but
+    ``off``): one look hands the seat back, so a seat that looks at each of its mails is never
+    played for two decisions in a row."""
+    urgent = event.type == "proxy_started"
     rows = [
-        _row(game_id, s, "played_for", str(seq), _said(event, s), False, seq, at)
+        _row(game_id, s, "played_for", str(seq), _said(event, s), urgent, seq, at)
         for s in served_seats(event)
     ]
     if event.type == "timed_out":

@@ -1,7 +1,8 @@
 """What the server did for a seat: its turn or its answer when a window ran out (A5, A6), the
 deal it had to open (V2/V3), the start of playing for an away seat (A11), and the seat marked
 away after two missed deadlines in a row (A6). The outbox mails these (``imtheboss.web.notify``:
-kinds ``played_for`` and ``marked_away``); the game page lists them until the seat acts again
+kinds ``played_for`` and ``marked_away``; the start of the away proxy at once, the rest as
+news); the game page lists them until the seat acts again
 (``templates/partials/served.html``).
 
 Moves the server makes *while* it plays for an away seat (events with ``proxy``) are not listed

@@ -111,6 +111,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "reply": reply_way(game, seat, rows, g.locale),
         "what": what,
         "pace": _pace_words(game, seat) if first.kind == "invited" else None,
+        "back": any(r.kind == "played_for" and r.text == "proxy_started" for r in rows),  # A11
     }
     if first.kind == "invited":
         context["invite"] = _invitation(game, seat, context["players"])

@@ -310,7 +310,11 @@ def _wants(seat: Seat, row: Notification) -> bool:
 def _still_true(game: Game, row: Notification, now: datetime, seat: Seat | None = None) -> bool:
     """A reminder is still true while its window is open and its seat still owes the answer
     there; so is a question (``ANSWERS``) its seat was looking at the game for (present when
-    the row was made, or since: ``imtheboss.web.presence``). Every other row stays true."""
+    the row was made, or since: ``imtheboss.web.presence``). The start of the away proxy (an
+    urgent ``played_for``, A11) is true while the server still plays for the seat: a seat back
+    already is not told to come back. Every other row stays true."""
+    if row.kind == "played_for" and row.urgent:
+        return load_state(game).proxied[row.seat_index]
     if row.kind not in ANSWERS:
         return True
     if row.kind != "reminder":

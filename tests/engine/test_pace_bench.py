@@ -74,3 +74,23 @@ def test_pace_refuses_bad_arguments():
     done = pace("--seats", "5", "--silent", "6")
     assert done.returncode == 2 and "--silent" in done.stderr
     assert pace("--orders", "some").returncode == 2
+
+
+def test_a_present_seats_proxied_run_is_broken_only_by_its_own_decision_not_by_an_absence():
+    """``max_present_proxied_run`` counts proxied decisions in a row of a seat that looked at
+    its game between them (A11 hands a seat back at its look: more than 1 is a fault);
+    ``max_absent_proxied_run`` those of a seat that did not look in between (away for days:
+    the proxy plays for it by design)."""
+    sys.path.insert(0, str(PACE.parent))
+    try:
+        from pace import Ledger
+    finally:
+        sys.path.remove(str(PACE.parent))
+    ledger = Ledger(open={}, last=None)
+    for maker in ("proxy", "proxy", "seat"):  # away: two proxied decisions, then its own
+        ledger._present(0, maker)
+    assert (ledger.max_proxied_run, ledger.max_absent_run) == (1, 2)
+    ledger._present(1, "proxy")
+    ledger.looked.add(1)  # it looked, and yet the proxy decided again
+    ledger._present(1, "proxy")
+    assert (ledger.max_proxied_run, ledger.max_absent_run) == (2, 2)
