@@ -113,7 +113,7 @@ def test_news_is_not_mailed_to_a_seat_looking_at_the_page_when_it_was_made(app, 
     clock.advance(seconds=3600)  # the batch delays are over
     with app.app_context():
         assert tasks.send_batch.run(gid, s.provider) == "seen"
-        assert tasks.send_batch.run(gid, outside) == "sent 1"
+        assert tasks.send_batch.run(gid, outside).startswith("sent ")  # its news, in one mail
     assert _mails(app) == 1
 
 
