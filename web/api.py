@@ -348,8 +348,9 @@ def command(game_id: str) -> ResponseReturnValue:
         )
     now = now_utc()
     try:
-        with command_spending(game_id, seat, cmd):
+        with command_spending(game_id, seat, cmd) as charge:
             result = submit(game_id, seat, cmd, key, now)
+            charge.free = result.duplicate  # a retry of the same decision is not another
     except ServiceError as exc:
         if exc.code == "bad_command":  # malformed rather than against the rules
             raise ServiceError(400, exc.code, exc.message, exc.rule) from None

@@ -257,8 +257,9 @@ def act(gid: str) -> Any:
             asking = _confirmation(gid, seat, command)
             if asking is not None:
                 return asking
-        with command_spending(gid, seat, command):
+        with command_spending(gid, seat, command) as charge:
             result = submit(gid, seat, command, request.form.get("key", ""))
+            charge.free = result.duplicate  # a double tap is one move
     except ServiceError as exc:
         if htmx() and exc.status in (400, 409):
             ctx = _live_context(get_game(gid), seat, is_admin(gid))

@@ -146,14 +146,23 @@ def _limiter() -> Limiter:
     return current_app.extensions[EXTENSION]
 
 
+class Charge:
+    """What a ``spending`` block may say of itself: ``free`` (it did nothing new, such as a
+    command repeated with its idempotency key) is not charged."""
+
+    free: bool = False
+
+
 @contextmanager
-def spending(kind: str, key: str, cost: int = 1) -> Iterator[None]:
+def spending(kind: str, key: str, cost: int = 1) -> Iterator[Charge]:
     """Charge ``cost`` to the ``kind`` limits (``SETTINGS``) of ``key`` when the block ends
-    without an exception; raise ``TooMany`` before the block when they have no room for it. A
-    storage that cannot be reached counts nothing (logged): the limits never stop the game."""
+    without an exception and did not set its ``Charge`` free; raise ``TooMany`` before the
+    block when they have no room for it. A storage that cannot be reached counts nothing
+    (logged): the limits never stop the game."""
     limiter = _limiter()
+    charge = Charge()
     if not limiter.enabled:
-        yield
+        yield charge
         return
     items = parse_many(current_app.config[SETTINGS[kind]])
     ids = ("imtheboss", kind, key)
@@ -166,7 +175,9 @@ def spending(kind: str, key: str, cost: int = 1) -> Iterator[None]:
     if full:
         seconds = _seconds_until(reset)
         raise TooMany(refusal_message(kind, seconds), seconds)
-    yield
+    yield charge
+    if charge.free:
+        return
     try:
         for item in items:
             limiter.limiter.hit(item, *ids, cost=cost)
@@ -175,13 +186,18 @@ def spending(kind: str, key: str, cost: int = 1) -> Iterator[None]:
 
 
 @contextmanager
-def command_spending(game_id: str, seat: int, command: Any) -> Iterator[None]:
+def command_spending(game_id: str, seat: int, command: Any) -> Iterator[Charge]:
     """``spending("commands")`` for any command of ``seat`` in ``game_id``, and
-    ``spending("chat")`` too for a chat."""
+    ``spending("chat")`` too for a chat; the block's ``Charge`` set free (a repeated key)
+    charges neither."""
     key = f"{game_id}:{seat}"
     chat = isinstance(command, dict) and command.get("do") == "chat"
-    with spending("commands", key), spending("chat", key) if chat else nullcontext():
-        yield
+    with (
+        spending("commands", key) as charge,
+        spending("chat", key) if chat else nullcontext(Charge()) as chat_charge,
+    ):
+        yield charge
+        chat_charge.free = charge.free
 
 
 def _seconds_until(reset: float) -> int:

@@ -221,8 +221,9 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     move = move_said(choice.command, state, seat.seat_index)
     cut = MAX_CHAT if reading is not None and reading.cut else 0
     try:
-        with command_spending(game_id, seat.seat_index, choice.command):
+        with command_spending(game_id, seat.seat_index, choice.command) as charge:
             result = submit(game_id, seat.seat_index, choice.command, key, via="mail")
+            charge.free = result.duplicate
     except TooMany:
         return Outcome("ignored", "rate_limited")
     except ServiceError as exc:

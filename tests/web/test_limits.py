@@ -170,6 +170,10 @@ def test_chat_per_seat(app, client) -> None:
             .all()
         )
     assert sorted(chats) == [0, 0, 0, 1, 2, 2, 2]
+    # a retry of a decision with its key is answered as a repeat, and costs nothing
+    again = [api.send(tokens[1], {"do": "chat", "text": "hi"}, "b0") for _ in range(6)]
+    assert {a.status_code for a in again} == {200}
+    assert api.send(tokens[1], {"do": "chat", "text": "hi"}, "b1").status_code == 201
 
 
 @pytest.mark.parametrize(
