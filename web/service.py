@@ -178,12 +178,38 @@ def invisible(text: str) -> bool:
     return any(unicodedata.category(char) == "Cf" for char in text)
 
 
+EAST_ASIAN_SCRIPTS = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO"})
+
+
+def mixed_alphabets(name: str) -> bool:
+    """Whether ``name`` (after NFKC) holds letters of two alphabets that can look alike, such
+    as Latin and Cyrillic ("Bob" and "Воb"): at most one script besides the East Asian ones
+    (which mix with each other and with Latin in real names, UTS #39's restriction levels)."""
+    scripts = {
+        unicodedata.name(char, "?").split()[0]
+        for char in unicodedata.normalize("NFKC", name)
+        if char.isalpha()
+    }
+    return len(scripts - EAST_ASIAN_SCRIPTS) > 1
+
+
 def check_names(names: list[str]) -> None:
-    """Seat names people can tell apart: no invisible (format) character, and no two alike by
-    ``name_key``. Raises ``ServiceError`` 400 ``bad_settings``."""
+    """Seat names people can tell apart: no invisible (format) character, no letters of two
+    look-alike alphabets in one name (``mixed_alphabets``), and no two alike by ``name_key``.
+    Raises ``ServiceError`` 400 ``bad_settings``."""
     for name in names:
         if invisible(name):
             raise ServiceError(400, "bad_settings", invisible_in_name())
+        if mixed_alphabets(name):
+            raise ServiceError(
+                400,
+                "bad_settings",
+                _(
+                    "The name %(name)s mixes letters of two alphabets (such as Latin and"
+                    " Cyrillic letters that look alike): type it in one alphabet.",
+                    name=name,
+                ),
+            )
     seen: set[str] = set()
     for name in names:
         if name_key(name) in seen:

@@ -385,6 +385,13 @@ CASES: dict[str, tuple[int, str, Case]] = {
         "bad_settings",
         lambda w: _create(w, players=[{"name": "Amy", "email": "a@example.org"}, *_named("AMY")]),
     ),
+    "create with a name that mixes look-alike alphabets": (
+        400,
+        "bad_settings",
+        lambda w: _create(
+            w, players=[{"name": "Bob", "email": "a@example.org"}, *_named("\u0412\u043eb")]
+        ),
+    ),
     "create with names alike after NFKC": (
         400,
         "bad_settings",
