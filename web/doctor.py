@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -141,12 +142,16 @@ def report(found: list[Finding]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``doctor`` on the database of the settings (the environment); returns the exit
-    code (0 nothing, 1 something listed, 2 it could not look)."""
+    code (0 nothing, 1 something listed, 2 it could not look: also without ``DATABASE_URL``,
+    where it would look at an empty SQLite file of its own, not the server's database)."""
     from imtheboss.web import create_app
     from imtheboss.web.service import now_utc
     from imtheboss.web.settings import SettingsError
     from sqlalchemy.exc import SQLAlchemyError
 
+    if not os.environ.get("DATABASE_URL"):
+        print("imtheboss doctor: DATABASE_URL is not set (the server's database)", file=sys.stderr)
+        return 2
     try:
         app = create_app({"AUTO_MIGRATE": False, "TASKS": False})
         with app.app_context():

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ipaddress
+import sys
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -159,9 +160,20 @@ def metrics_page():
     return body, 200, {"Content-Type": content_type}
 
 
+RELEASE_STEP = 'flask --app "imtheboss.web:create_app()" db upgrade'
+
+
+def release_step_running() -> bool:
+    """Whether this process is the release step itself (``flask ... db ...``): the schema it
+    is about to bring up to date is behind, and that is no fault."""
+    return Path(sys.argv[0]).name == "flask" and "db" in sys.argv[1:]
+
+
 def check_at_start(app: Flask) -> None:
     """Log once, at start, when the schema is behind (an unreachable database: nothing here;
-    requests will say so)."""
+    requests will say so; the release step itself: nothing)."""
+    if release_step_running():
+        return
     with app.app_context():
         try:
             current = schema_current()
@@ -173,8 +185,9 @@ def check_at_start(app: Flask) -> None:
         app.extensions[SCHEMA_OK] = True
     else:
         app.logger.error(
-            "database schema is not current: run the release step (flask db upgrade);"
-            " until then requests are answered 503"
+            "database schema is not current: run the release step (%s);"
+            " until then requests are answered 503",
+            RELEASE_STEP,
         )
 
 

@@ -96,3 +96,6 @@ def test_the_doctor_command_exits_2_when_the_database_is_not_there(monkeypatch, 
     monkeypatch.setenv("BASE_URL", "http://testserver")
     assert main(["doctor"]) == 2
     assert capsys.readouterr().err.startswith("imtheboss doctor: ")
+    monkeypatch.delenv("DATABASE_URL")  # no database named: it does not look at one of its own
+    assert main(["doctor"]) == 2
+    assert "DATABASE_URL is not set" in capsys.readouterr().err
