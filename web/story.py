@@ -501,14 +501,26 @@ def _investor(letter: str) -> str:
     return _("%(name)s (%(letter)s)", name=display.INVESTOR_NAMES[letter], letter=letter)
 
 
+ONE_CARD = {
+    "recruit": lazy_gettext("a recruit card"),
+    "boss": lazy_gettext("a boss card"),
+    "stop": lazy_gettext("a stop card"),
+    "travel:*": lazy_gettext("a wild travel card"),
+}
+
+
 def card_words(name: str | None) -> str:
     """A card name (``investor:C``, ``family:W``, ``travel:*``...) or an investor letter in
     words, with the investor's name; ``None`` (R4.5) is "no card"."""
     if name is None:
         return _("no card")
     kind, _sep, letter = name.partition(":")
-    if not _sep:  # a letter, or a card of no letter (recruit, boss, stop)
-        return _investor(name) if name in display.INVESTOR_NAMES else display.card_text(name)
+    if not _sep and name in display.INVESTOR_NAMES:
+        return _investor(name)
+    if name in ONE_CARD:  # a card of no letter, in a sentence: "draws ..., and a recruit card"
+        return str(ONE_CARD[name])
+    if not _sep:
+        return display.card_text(name)
     investor = display.INVESTOR_NAMES.get(letter)
     if kind == "investor" and investor is not None:
         return _investor(letter)

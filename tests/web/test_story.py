@@ -12,6 +12,7 @@ import pytest
 from babel.messages.pofile import read_po
 from imtheboss.engine import languages
 from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
@@ -189,3 +190,11 @@ def test_an_agreement_in_an_open_negotiation_reads_as_an_agreement_not_a_closed_
     with app.test_request_context("/"), force_locale(lang):
         said = str(OUTCOMES["agreed"])
         assert said == agreed and said != _("closed") and "成交" not in said
+
+
+def test_a_card_of_no_letter_reads_with_its_article_in_a_list() -> None:
+    cards = [CARD_NAMES.index(name) for name in ("family:G", "recruit", "travel:*")]
+    drawn = Event("cards_drawn", {"seat": 0, "cards": cards}, 0)
+    with story.speaking("en"):
+        line = story.line(drawn, ["Carol", "Dan"], 0)
+    assert line.endswith("the Goldman family card (G), a recruit card, and a wild travel card")
