@@ -84,6 +84,7 @@ MAX_KEY = 100
 # Control characters, lone surrogates (text that cannot be encoded), line and bidi controls.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 MAX_TITLE = 120  # characters of a game's title (and of a board's name)
+DEFAULT_TITLE = "I'm the Boss!"  # a game created with no title of its own
 MAX_PROVENANCE = 2000  # characters of a board file's provenance
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,24}")  # secrets.token_urlsafe(9) makes 12 of these
 TOKEN = re.compile(r"[A-Za-z0-9_-]{10,100}")  # secret link tokens (``new_token``)
@@ -314,7 +315,7 @@ def create_game(
             "bad_settings",
             _("the title is at most %(num)d characters: make it shorter", num=MAX_TITLE),
         )
-    title = title or "I'm the Boss!"
+    title = title or DEFAULT_TITLE
     now = now_utc()
     chosen_seed = seed
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched

@@ -19,6 +19,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.web.display import page_time, space_number, utc_offset, zone
 from imtheboss.web.models import Game, NegotiationRecord, Notification, db
+from imtheboss.web.service import DEFAULT_TITLE
 from sqlalchemy import or_, select
 
 # Kinds that are never a negotiation's matter, even when written with the event that ended one.
@@ -70,7 +71,10 @@ def subject(game: Game, thread: Thread, what: str, until: str | None) -> str:
             space=space_number(thread.space),
         )
         until = None
-    text = _("[I'm the Boss!] %(title)s: %(what)s", title=title, what=what)
+    if game.title == DEFAULT_TITLE:  # the game's name is the brand already
+        text = _("[I'm the Boss!] %(what)s", what=what)
+    else:
+        text = _("[I'm the Boss!] %(title)s: %(what)s", title=title, what=what)
     return text + " " + _("(by %(time)s)", time=until) if until else text
 
 

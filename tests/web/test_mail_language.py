@@ -11,9 +11,9 @@ from sqlalchemy import select
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 
 
-def _invitation(app, locale: str):
+def _invitation(app, locale: str, title: str = "Friday"):
     with app.app_context():
-        created = create_game("Friday", PLAYERS)
+        created = create_game(title, PLAYERS)
         seat = db.session.execute(select(Seat).where(Seat.seat_index == 1)).scalar_one()
         seat.locale = locale
         db.session.commit()
@@ -39,6 +39,10 @@ def test_mail_defaults_to_english(app) -> None:
     msg = _invitation(app, "")
     assert str(msg["Subject"]) == "[I'm the Boss!] Friday: you are invited"
     assert "Hello Bill," in msg.get_body(("plain",)).get_content()
+
+
+def test_a_game_with_no_title_is_not_named_twice_in_a_subject(app) -> None:
+    assert str(_invitation(app, "", "")["Subject"]) == "[I'm the Boss!] you are invited"
 
 
 def test_the_header_language_is_the_seats_mail_language(app) -> None:
