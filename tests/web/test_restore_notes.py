@@ -1,6 +1,7 @@
 """The restore steps of docs/operations.md, run for real on the schema: after a restore, mail
 and posts that were waiting at the dump would be sent again by the sweep (what went out after the
-dump included); the documented SQL marks them skipped, and leaves what was made after the dump.
+dump included); the documented SQL, run before any process starts, marks them skipped, and mail
+written once the processes run again goes out.
 """
 
 from __future__ import annotations
@@ -37,21 +38,23 @@ def test_the_documented_sql_keeps_a_restore_from_sending_again(app, clock) -> No
     with app.app_context():
         gid = create_game("Restored", PLAYERS).game_id
         dumped_at = clock.advance(minutes=1)
-        before = _notification(gid, "before-dump", dumped_at - timedelta(minutes=1))
+        before = _notification(gid, "before-dump", dumped_at)  # in the dump's own second too
         at = before.created_at
         post = OutboundPost(game_id=gid, kind="event", body={}, dedupe_key="post", created_at=at)
-        after = _notification(gid, "after-dump", dumped_at + timedelta(minutes=5))
-        db.session.add_all([before, post, after])
+        db.session.add_all([before, post])
         db.session.commit()
         later = clock.advance(days=2)
         due = set(db.session.execute(requeue_statement(later)).scalars())
         assert before.id in due, "a restored pending row would be sent (again)"
 
         for statement in _restore_sql():
-            db.session.execute(text(statement.replace("'DUMP'", f"'{dumped_at.isoformat()}'")))
+            db.session.execute(text(statement))
+        db.session.commit()
+        after = _notification(gid, "after-restore", later)  # the processes run again
+        db.session.add(after)
         db.session.commit()
         db.session.expire_all()
-        due = set(db.session.execute(requeue_statement(later)).scalars())
+        due = set(db.session.execute(requeue_statement(later + timedelta(days=1))).scalars())
         assert before.id not in due and after.id in due
         assert db.session.get(Notification, before.id).email_state == "skipped"
         states = db.session.execute(select(OutboundPost.state)).scalars().all()
