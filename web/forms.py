@@ -287,7 +287,8 @@ def _known_zone(value: str | None) -> str:
     return name
 
 
-def _timezone(form: Any, field: Any) -> None:
+def check_timezone(form: Any, field: Any) -> None:
+    """WTForms validator: ``field`` holds an IANA zone name. Raises ``ValidationError``."""
     if not valid_timezone((field.data or "").strip()):
         raise ValidationError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
 
@@ -299,5 +300,5 @@ class SettingsForm(FlaskForm):
         _l("I am away: windows do not wait for me (I count as letting things happen and passing)")
     )
     notify = RadioField(_l("Email me"), choices=NOTIFY_CHOICES, default="every")
-    timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), _timezone])
+    timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), check_timezone])
     language = SelectField(_l("Language"), choices=LANGUAGE_CHOICES)

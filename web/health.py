@@ -134,9 +134,9 @@ def readyz():
 def scraper_allowed() -> bool:
     """The operator token as a bearer token (``imtheboss.web.links``'s check), or a request
     straight from this host: a loopback peer, no ``X-Forwarded-For``."""
-    from imtheboss.web.links import _operator_allowed
+    from imtheboss.web.links import operator_allowed
 
-    if current_app.config.get("OPERATOR_TOKEN") and _operator_allowed():
+    if current_app.config.get("OPERATOR_TOKEN") and operator_allowed():
         return True
     peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR")
     peer = peer or request.environ.get("REMOTE_ADDR", "")

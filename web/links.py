@@ -136,7 +136,7 @@ def _fingerprint(token: str) -> str:
     return hashlib.sha256(f"operator:{token}".encode()).hexdigest()
 
 
-def _operator_allowed() -> bool:
+def operator_allowed() -> bool:
     """The operator token in ``Authorization: Bearer`` or in a signed-in session (compared in
     constant time); without it, only the embedded default serving on loopback with no proxy
     trusted (behind a proxy on the same host every request comes from loopback)."""
@@ -162,8 +162,8 @@ def _operator_allowed() -> bool:
 
 
 def require_operator() -> None:
-    """Raises ``ServiceError`` 403 unless the request is the operator's (``_operator_allowed``)."""
-    if not _operator_allowed():
+    """Raises ``ServiceError`` 403 unless the request is the operator's (``operator_allowed``)."""
+    if not operator_allowed():
         raise ServiceError(
             403,
             "not_operator",

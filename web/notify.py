@@ -73,7 +73,7 @@ ANSWER_KINDS = {
 }
 
 
-def _said(event: Event, seat: int) -> dict[str, Any]:
+def said_message(event: Event, seat: int) -> dict[str, Any]:
     """What ``event`` says to ``seat`` (A8), as a message the mail and the inbox render in the
     seat's language when they show it (``imtheboss.web.story.row_text``)."""
     return message(event, seat).to_json()
@@ -90,7 +90,7 @@ def _row(
     at: datetime,
     **body: Any,
 ) -> dict[str, Any]:
-    """A row; ``text`` is a message (``_said``), kept in the body, or, for rows whose kind
+    """A row; ``text`` is a message (``said_message``), kept in the body, or, for rows whose kind
     says it all, a short English note for the operator's eyes only (players read the kind's
     sentence, ``imtheboss.web.story.KIND_TEXTS``)."""
     if isinstance(text, dict):
@@ -221,7 +221,7 @@ def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[
     if kind == "your_turn" and state.marker is not None:
         return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
-    extra = {"asked": _said(asked, seat)} if asked is not None else {}
+    extra = {"asked": said_message(asked, seat)} if asked is not None else {}
     lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
     return {**extra, "lapses": lapses} if lapses else extra
 
@@ -281,7 +281,7 @@ def _opened(
             seat,
             "deal_opened",
             str(seq),
-            _said(event, seat),
+            said_message(event, seat),
             False,
             seq,
             at,
@@ -303,7 +303,7 @@ def _served(
     """The rows telling each seat the server acted for in ``event`` (``played_for``) and each
     seat ``event`` marked away (``marked_away``, A6): news, batched into one mail."""
     rows = [
-        _row(game_id, s, "played_for", str(seq), _said(event, s), False, seq, at)
+        _row(game_id, s, "played_for", str(seq), said_message(event, s), False, seq, at)
         for s in served_seats(event)
     ]
     if event.type == "timed_out":
@@ -416,7 +416,7 @@ def notifications_for(
             boss = now.deal.boss if now.deal else None
             to = boss if d["by_side"] == "provider" else d["provider"]
             if to is not None and to != event.by:
-                text = _said(event, to)
+                text = said_message(event, to)
                 rows.append(
                     _row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))
                 )
@@ -431,7 +431,7 @@ def notifications_for(
                         seat,
                         "agreement",
                         str(seq),
-                        _said(event, seat),
+                        said_message(event, seat),
                         False,
                         seq,
                         at,
@@ -447,7 +447,7 @@ def notifications_for(
                         seat,
                         "boss_changed",
                         str(seq),
-                        _said(event, seat),
+                        said_message(event, seat),
                         False,
                         seq,
                         at,
@@ -468,7 +468,7 @@ def notifications_for(
                         seat,
                         kind,
                         str(seq),
-                        _said(event, seat),
+                        said_message(event, seat),
                         False,
                         seq,
                         at,

@@ -177,10 +177,10 @@ def queue_written(game_id: str) -> None:
     """After a commit outside the service's (the worker's reminders): tell the outbound queue when
     it wrote posts for ``game_id`` (``OUTBOUND_TASKS``, as ``init_outbound``)."""
     if current_app.config.get("OUTBOUND_TASKS", True):
-        _after_commit(game_id)
+        run_after_commit(game_id)
 
 
-def _after_commit(game_id: str) -> None:
+def run_after_commit(game_id: str) -> None:
     """Tell the outbound queue when the commit wrote posts for ``game_id``."""
     written = g.get(WRITTEN)
     if not written or game_id not in written:
@@ -198,4 +198,4 @@ def init_outbound(app: Flask) -> None:
 
     on_outbox(app, write)
     if app.config.get("OUTBOUND_TASKS", True):
-        on_commit(app, _after_commit)
+        on_commit(app, run_after_commit)

@@ -344,7 +344,7 @@ def create_game(
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
     db.session.commit()
-    _after_commit(game_id)
+    run_after_commit(game_id)
     if confirmed:
         defaults_of.start_nights(game_id)
     return CreatedGame(game_id, seat_tokens, admin_token)
@@ -472,7 +472,7 @@ def confirm_game(game_id: str) -> int:
     game.status = "active"
     _append(game, events, replay(events), now, links)
     db.session.commit()
-    _after_commit(game_id)
+    run_after_commit(game_id)
     defaults_of.start_nights(game_id)
     return len(seats)
 
@@ -613,7 +613,7 @@ def _lock(game_id: str, held: Held | None) -> tuple[LockedGame, list[Any] | None
     return game, tail
 
 
-def _locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
+def locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
     """The state of the locked ``game``: ``held`` plus the events after it when the lock read
     those (``base_seq`` is its seq), else ``load_state``. May be ``held``'s own state: read it,
     never change it."""
@@ -710,7 +710,7 @@ def submit(
         db.session.rollback()
         raise
     if result.notified:  # a commit that made no mail tells nobody
-        _after_commit(game_id)
+        run_after_commit(game_id)
     return result
 
 
@@ -727,7 +727,7 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
             raise ServiceError(409, "paused", "the game is paused by its organiser")
         at = now or now_utc()
         cmd = replace(parse_command(seat, command, at), via=via)
-        before = _locked_state(game, tail, held)
+        before = locked_state(game, tail, held)
         try:
             events, state = decide_state(before, cmd)
         except RuleError as exc:
@@ -739,8 +739,8 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
         raise
     read, first = replace(game), game.last_seq + 1
     game.status = STATUS_AFTER.get(cmd.do, game.status)  # a pause or a resume (A13)
-    _advance(game, state, game.last_seq + len(events))
-    row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
+    advance_game(game, state, game.last_seq + len(events))
+    row = command_row(game_id, cmd, scope, key, first, game.last_seq)
     if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
         db.session.rollback()  # the key was used before: nothing of this try is kept
         repeated = _repeated(game_id, scope, key, command)
@@ -764,7 +764,7 @@ def _body_of(command: Any) -> dict[str, Any] | None:
     return {"do": command.get("do"), **{k: v for k, v in command.items() if k not in NOT_ARGUMENTS}}
 
 
-def _command_row(
+def command_row(
     game_id: str, cmd: Command, scope: int, key: str, first: int, last: int
 ) -> dict[str, Any]:
     """The ``commands`` row of ``cmd``, which appended the events ``first`` to ``last``."""
@@ -824,12 +824,12 @@ def _append(
     first = game.last_seq + 1
     insert_rows("events", event_rows(game.id, first, events, at, None))
     record_negotiations(game.id, first, events, at)
-    _advance(game, state, first + len(events) - 1)
+    advance_game(game, state, first + len(events) - 1)
     _sync_deadlines(game.id, None, state)
     _outbox(game.id, None, events, state, first, at, links)
 
 
-def _advance(game: Game | LockedGame, state: GameState, seq: int) -> None:
+def advance_game(game: Game | LockedGame, state: GameState, seq: int) -> None:
     """The game row after its events up to ``seq`` (``state``): ``last_seq``, ``over`` at the
     end, the snapshot moved every ``SNAPSHOT_EVERY`` events (and when it is stale)."""
     game.last_seq = seq
@@ -951,7 +951,9 @@ def on_outbox(app: Any, writer: OutboxWriter) -> None:
     app.extensions.setdefault("imtheboss.outbox_writers", []).append(writer)
 
 
-def _after_commit(game_id: str) -> None:
+def run_after_commit(game_id: str) -> None:
+    """Run the registered after-commit hooks for ``game_id`` (the worker's delivery); a hook
+    that fails is logged, never raised: the game's commit stands."""
     for hook in current_app.extensions.get("imtheboss.after_commit", []):
         try:
             hook(game_id)
@@ -1077,7 +1079,7 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     )
     email = seat.email
     _organiser_act(game, "resend_invitation", {"seat": seat_index}, now)
-    _after_commit(game_id)
+    run_after_commit(game_id)
     return email
 
 
@@ -1133,7 +1135,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
         )
     )
     _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
-    _after_commit(game_id)
+    run_after_commit(game_id)
 
 
 def _seat_of(game_id: str, seat_index: int) -> Seat:
