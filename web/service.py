@@ -244,11 +244,61 @@ def create_game(
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
+    names, emails = _checked_players(players, starting_orders, languages, zones, creator_zone)
+    creator_email = _checked_creator(creator_email, confirmed)
+    title = _checked_title(title)
+    now = now_utc()
+    chosen_seed = seed
+    seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
+    try:
+        orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
+        events = new_game(names, opts, the_board, seed, now, orders=orders)
+    except SetupError as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    game_id = secrets.token_urlsafe(9)
+    admin_token = new_token()
+    seat_tokens = [new_token() for _name in names]
+    start = None
+    if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
+        start = {"board": the_board.to_dict(), "seed": chosen_seed, "orders": starting_orders}
+    game = _game_row(game_id, title, now, opts, the_board, start)
+    game.admin_token_hash = hash_token(admin_token)
+    game.creator_email = creator_email
+    db.session.add(game)
+    seats = list(zip(names, emails, seat_tokens, strict=True))
+    _add_seats(game_id, seats, languages, zones, defaults_of)
+    db.session.flush()
+    base = current_app.config["BASE_URL"].rstrip("/")
+    if confirmed:
+        links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
+        _append(game, events, replay(events), now, links)
+    else:
+        admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
+        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
+        db.session.add(Notification(**row))
+        seat_tokens = []  # never handed out: confirm_game makes the seats' links
+    db.session.commit()
+    run_after_commit(game_id)
+    if confirmed:
+        defaults_of.start_nights(game_id)
+    return CreatedGame(game_id, seat_tokens, admin_token)
+
+
+def _checked_players(
+    players: list[tuple[str, str]],
+    starting_orders: str,
+    chosen_languages: list[str] | None,
+    zones: list[str] | None,
+    creator_zone: str,
+) -> tuple[list[str], list[str]]:
+    """``create_game``'s checks of the table: the pace, each player's language, the zones, the
+    names (stripped) and the addresses (as ``normal_email`` makes them, one seat each). Returns
+    ``(names, emails)`` in seat order. Raises ``ServiceError`` 400 (``bad_settings``)."""
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
         raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
     names = [name.strip() for name, _email in players]
-    if languages is not None and (
-        len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
+    if chosen_languages is not None and (
+        len(chosen_languages) != len(names) or not set(chosen_languages) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
             400,
@@ -270,6 +320,12 @@ def create_game(
         raise ServiceError(400, "bad_settings", str(exc)) from None
     if _twice(emails):  # one address, one seat (any case)
         raise ServiceError(400, "bad_settings", already_plays())
+    return names, emails
+
+
+def _checked_creator(creator_email: str, confirmed: bool) -> str:
+    """The organiser's address as ``normal_email`` makes it (``""``: none; required when the
+    game waits for its organiser, ``confirmed=False``). Raises ``ServiceError`` 400."""
     try:
         creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
     except ValueError as exc:
@@ -281,6 +337,12 @@ def create_game(
             "bad_settings",
             _("the organiser's email address is needed: the game starts once you confirm it"),
         )
+    return creator_email
+
+
+def _checked_title(title: str) -> str:
+    """The game's title, control characters made spaces and stripped (``"I'm the Boss!"`` when
+    empty). Raises ``ServiceError`` 400 when longer than ``MAX_TITLE``."""
     title = CONTROL.sub(" ", title or "").strip()
     if len(title) > MAX_TITLE:
         raise ServiceError(
@@ -288,66 +350,58 @@ def create_game(
             "bad_settings",
             _("the title is at most %(num)d characters: make it shorter", num=MAX_TITLE),
         )
-    title = title or "I'm the Boss!"
-    now = now_utc()
-    chosen_seed = seed
-    seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
-    try:
-        orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
-        events = new_game(names, opts, the_board, seed, now, orders=orders)
-    except SetupError as exc:
-        raise ServiceError(400, "bad_settings", str(exc)) from None
-    game_id = secrets.token_urlsafe(9)
-    admin_token = new_token()
-    seat_tokens = [new_token() for _name in names]
+    return title or "I'm the Boss!"
+
+
+def _game_row(
+    game_id: str,
+    title: str,
+    now: datetime,
+    opts: Options,
+    the_board: Board,
+    start: dict[str, Any] | None,
+) -> Game:
+    """The ``Game`` row of a new game created at ``now`` (aware UTC): ``active``, or
+    ``unconfirmed`` with ``start`` (what ``confirm_game`` needs to start it: the board, the
+    seed only if the caller chose it, the pace) kept in its settings."""
     settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
-    if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
-        settings["start"] = {
-            "board": the_board.to_dict(),
-            "seed": chosen_seed,
-            "orders": starting_orders,
-        }
-    game = Game(
+    if start is not None:
+        settings["start"] = start
+    return Game(
         id=game_id,
         title=title,
         created_at=now,
-        status="active" if confirmed else "unconfirmed",
+        status="active" if start is None else "unconfirmed",
         settings=settings,
         engine_version=ENGINE_VERSION,
         last_seq=0,
-        admin_token_hash=hash_token(admin_token),
-        creator_email=creator_email,
     )
-    db.session.add(game)
-    chosen = defaults_of.seat_defaults(emails)
-    for i, (name, email) in enumerate(zip(names, emails, strict=True)):
+
+
+def _add_seats(
+    game_id: str,
+    seats: list[tuple[str, str, str]],
+    chosen_languages: list[str] | None,
+    zones: list[str] | None,
+    defaults_of: Any,
+) -> None:
+    """Add the ``Seat`` rows of a new game, ``seats`` being ``(name, email, token)`` in seat
+    order: each with its address's defaults (``defaults_of``: the ``players`` module), the
+    organiser's choice of language and zone on top."""
+    chosen = defaults_of.seat_defaults([email for _name, email, _token in seats])
+    for i, (name, email, token) in enumerate(seats):
         seat = Seat(
             game_id=game_id,
             seat_index=i,
             name=name,
             email=email,
-            token_hash=hash_token(seat_tokens[i]),
+            token_hash=hash_token(token),
         )
         defaults_of.apply_defaults(seat, chosen.get(email))
-        if languages is not None and languages[i]:  # the organiser's choice for this game
-            seat.locale = languages[i]
+        if chosen_languages is not None and chosen_languages[i]:  # the organiser's choice
+            seat.locale = chosen_languages[i]
         _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
-    db.session.flush()
-    base = current_app.config["BASE_URL"].rstrip("/")
-    if confirmed:
-        links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
-        _append(game, events, replay(events), now, links)
-    else:
-        admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
-        db.session.add(Notification(**row))
-        seat_tokens = []  # never handed out: confirm_game makes the seats' links
-    db.session.commit()
-    run_after_commit(game_id)
-    if confirmed:
-        defaults_of.start_nights(game_id)
-    return CreatedGame(game_id, seat_tokens, admin_token)
 
 
 def _settings_of(
