@@ -53,7 +53,7 @@ DEFAULT_EVENTS = 200
 def register(app: Flask) -> None:
     """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
     authenticated by a bearer token, never by a cookie."""
-    from imtheboss.web import api_organiser, csrf  # noqa: F401 - the organiser's acts, on bp
+    from imtheboss.web import api_organiser, csrf  # noqa: F401 - cycle: its routes go on bp
 
     csrf.exempt(bp)
     app.register_blueprint(bp)

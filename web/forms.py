@@ -11,6 +11,7 @@ from flask_wtf.file import FileField
 from imtheboss.engine import languages
 from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
 from imtheboss.engine.orders import DEFAULT_PACE
+from imtheboss.engine.quiet import night_hours
 from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
@@ -264,7 +265,6 @@ def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
     """A12: a night given whole (two different times ``HH:MM``, at most 12 hours apart) or not
     at all; ``ok`` is what the fields' own checks said. Adds the reason to ``end_field``'s
     errors and returns ``False`` otherwise."""
-    from imtheboss.engine.quiet import night_hours
 
     start, end = (start_field.data or "").strip(), (end_field.data or "").strip()
     if bool(start) != bool(end) or (start and start == end):

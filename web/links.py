@@ -29,7 +29,7 @@ from flask import (
 )
 from flask_babel import force_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES, players
+from imtheboss.web import LANGUAGES, csrf, players
 from imtheboss.web.auth import open_seat
 from imtheboss.web.models import Game, OutboxMail, Seat, db
 from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
@@ -210,7 +210,6 @@ def operator_sign_in():
 
 def register(app: Flask) -> None:
     """Add the mail-link routes; the unsubscribe POST is exempt from CSRF (one click)."""
-    from imtheboss.web import csrf
 
     csrf.exempt(unsubscribe)
     app.register_blueprint(bp)

@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from flask import current_app
+from imtheboss.web.models import Deadline, Notification, db
+from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.queue import QUEUES, client
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -129,7 +132,6 @@ def last_sweep() -> float | None:
 def queue_depths() -> dict[str, int]:
     """Messages waiting in each queue (``imtheboss.web.queue.QUEUES``) of the broker. Raises
     kombu's/redis's connection errors when the broker cannot be reached."""
-    from imtheboss.web.queue import QUEUES, client
     from kombu.exceptions import ChannelError
 
     depths = {}
@@ -149,8 +151,6 @@ def state_counts(now: datetime) -> dict[str, float]:
     is still to send), ``mail_oldest_pending_seconds`` (0 when none), ``deadlines_overdue``
     (open deadlines whose ``due_at`` has passed), ``webhook_posts_failed`` (posts failed for
     good)."""
-    from imtheboss.web.models import Deadline, Notification, db
-    from imtheboss.web.outbound import OutboundPost
 
     pending, oldest = db.session.execute(
         select(func.count(), func.min(Notification.created_at)).where(
@@ -182,7 +182,7 @@ class StateCollector:
     }
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from imtheboss.web.service import now_utc
+        from imtheboss.web.service import now_utc  # cycle: service imports timed_submit
 
         now = now_utc()
         for name, value in state_counts(now).items():

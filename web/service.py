@@ -1144,7 +1144,7 @@ def already_plays() -> str:
 
 def _twice(emails: list[str]) -> bool:
     """Whether one player (``players.key``: any case) has two of ``emails``."""
-    from imtheboss.web.players import key
+    from imtheboss.web.players import key  # (players imports this module)
 
     keys = [key(email) for email in emails]
     return len(set(keys)) != len(keys)
@@ -1153,7 +1153,7 @@ def _twice(emails: list[str]) -> bool:
 def plays_here(email: str, others: list[str]) -> bool:
     """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
     other seats)."""
-    from imtheboss.web.players import key
+    from imtheboss.web.players import key  # (players imports this module)
 
     return key(email) in {key(other) for other in others}
 

@@ -22,11 +22,13 @@ from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
+from imtheboss.engine.views import view
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
+from imtheboss.web.orders_page import pace_sentence
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
@@ -198,8 +200,6 @@ def _pace_words(game: Game, seat: Seat) -> str | None:
     """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
     to change them in one tap; ``None`` while the game has not started (a rematch's call to
     join: its orders are not set yet)."""
-    from imtheboss.engine.views import view
-    from imtheboss.web.orders_page import pace_sentence
 
     if game.last_seq == 0 or game.status == "unconfirmed":
         return None
