@@ -73,7 +73,6 @@ def select_locale() -> str:
         return lang
     if session.get("lang") in LANGUAGES:
         return session["lang"]
-
     chosen = page_language()
     if chosen:
         return chosen
@@ -109,7 +108,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(overrides)
     _check_settings(app, settings)
     logs.init_app(app)
-
     init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
     app.after_request(_end_transaction)  # registered first, so it runs last
@@ -118,11 +116,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
-
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
-
     init_limits(app)
-
     init_queue(app)
     if app.config["AUTO_MIGRATE"]:
         with app.app_context():
@@ -254,7 +249,6 @@ def _register_errors(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError):
-
         return render(400, *csrf_refusal(exc.description or ""))
 
     @app.errorhandler(HTTPException)

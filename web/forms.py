@@ -265,7 +265,6 @@ def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
     """A12: a night given whole (two different times ``HH:MM``, at most 12 hours apart) or not
     at all; ``ok`` is what the fields' own checks said. Adds the reason to ``end_field``'s
     errors and returns ``False`` otherwise."""
-
     start, end = (start_field.data or "").strip(), (end_field.data or "").strip()
     if bool(start) != bool(end) or (start and start == end):
         end_field.errors = [

@@ -77,7 +77,6 @@ def _guard_schema() -> Any:
     if current:
         app.extensions[SCHEMA_OK] = True
         return None
-
     response = make_response(error_response(503, "schema_not_current", schema_message()))
     response.headers["Retry-After"] = str(outage.RETRY_AFTER)
     return response
@@ -134,7 +133,6 @@ def readyz():
 def scraper_allowed() -> bool:
     """The operator token as a bearer token (``imtheboss.web.links``'s check), or a request
     straight from this host: a loopback peer, no ``X-Forwarded-For``."""
-
     if current_app.config.get("OPERATOR_TOKEN") and operator_allowed():
         return True
     peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR")

@@ -210,6 +210,5 @@ def operator_sign_in():
 
 def register(app: Flask) -> None:
     """Add the mail-link routes; the unsubscribe POST is exempt from CSRF (one click)."""
-
     csrf.exempt(unsubscribe)
     app.register_blueprint(bp)

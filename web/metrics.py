@@ -151,7 +151,6 @@ def state_counts(now: datetime) -> dict[str, float]:
     is still to send), ``mail_oldest_pending_seconds`` (0 when none), ``deadlines_overdue``
     (open deadlines whose ``due_at`` has passed), ``webhook_posts_failed`` (posts failed for
     good)."""
-
     pending, oldest = db.session.execute(
         select(func.count(), func.min(Notification.created_at)).where(
             Notification.email_state == "pending"

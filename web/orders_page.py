@@ -218,7 +218,6 @@ def investor_label(letter: str) -> str:
 
 
 def _seat_of(gid: str) -> tuple[Any, int, Seat]:
-
     game, seat, _admin = seat_only(gid)
     row = db.session.execute(
         db.select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
@@ -271,7 +270,6 @@ def _save_night(gid: str, seat: int, row: Seat, form: OrdersForm, state: Any) ->
 
 
 def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, Any]:
-
     ctx = frame(game, seat, False, state)
     ctx.update(
         form=form,

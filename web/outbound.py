@@ -186,7 +186,6 @@ def run_after_commit(game_id: str) -> None:
     if not written or game_id not in written:
         return
     written.discard(game_id)
-
     send("imtheboss.worker.outbound.post_game", game_id)
 
 

@@ -100,7 +100,6 @@ def sign_in(email: str) -> None:
     session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
     session.permanent = True
     g.pop(SIGNED_IN, None)
-
     renew_csrf()
 
 
@@ -224,7 +223,6 @@ def start_nights(game_id: str) -> None:
     night names it (a ``night`` command through ``submit``, in the address's zone), unless the
     seat has named one already. A night the rules refuse is left out (logged): the game has
     started, and the seat can name its night on its orders page."""
-
     game = get_game(game_id)
     state = load_state(game)
     if not state.options.quiet_hours or state.phase == "game_over":

@@ -66,7 +66,6 @@ def _after(response: Response) -> Response:
     if response.status_code != 200 or not _is_look():
         return response
     gid = (request.view_args or {}).get("gid")
-
     try:
         seat = current_seat(gid) if isinstance(gid, str) else None
         if seat is not None:

@@ -190,7 +190,6 @@ def _queue(row_id: str) -> None:
     that cannot be reached is logged; the player may ask again."""
     if not current_app.config.get("TASKS", True):
         return
-
     try:
         send(TASK, row_id)
     except Exception:  # the broker is down: the answer stays the same

@@ -163,7 +163,6 @@ def run(app: Flask, stop: threading.Event) -> None:
 def main() -> None:
     """Poll the mailbox of the settings until SIGTERM or SIGINT (without ``IMAP_HOST``, wait
     doing nothing, so a process manager that starts every Procfile line keeps running)."""
-
     app = create_app()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -88,7 +88,6 @@ def controller(app: Flask, host: str | None = None, port: int | None = None) -> 
 
 def main() -> None:
     """Serve until SIGTERM or SIGINT."""
-
     app = create_app()
     # aiosmtpd logs every recipient at INFO: a reply address is a capability, kept out of logs
     logging.getLogger("mail.log").setLevel(logging.WARNING)

@@ -200,7 +200,6 @@ def _pace_words(game: Game, seat: Seat) -> str | None:
     """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
     to change them in one tap; ``None`` while the game has not started (a rematch's call to
     join: its orders are not set yet)."""
-
     if game.last_seq == 0 or game.status == "unconfirmed":
         return None
     orders = view(load_state(game), seat.seat_index)["you"]["orders"]
