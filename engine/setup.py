@@ -144,21 +144,9 @@ def _position_orders(spec: Any, n: int) -> list[Orders] | None:
     return _check_orders([spec.get(s, {}) for s in range(n)], n)
 
 
-def position(
-    players: Sequence[str],
-    options: Options,
-    board: Board,
-    seed: int | str,
-    at: datetime,
-    spec: dict[str, Any],
-    forced_dice: Sequence[int] = (),
-) -> list[Event]:
-    """A chosen mid-game position (docs/scenarios.md ``state``), with seats by index and cards by
-    name. Raises ``SetupError`` when the 98 influence cards do not add up or a field is wrong."""
-    _check_players(players, options)
-    options = options.for_players(len(players))
-    n = len(players)
-    allowed = {
+# The fields of a scenario's ``state`` (docs/scenarios.md).
+POSITION_FIELDS = frozenset(
+    {
         "investors",
         "side_pool",
         "hands",
@@ -173,9 +161,67 @@ def position(
         "may_deal_in_place",
         "orders",
     }
-    unknown = set(spec) - allowed
+)
+
+
+def position(
+    players: Sequence[str],
+    options: Options,
+    board: Board,
+    seed: int | str,
+    at: datetime,
+    spec: dict[str, Any],
+    forced_dice: Sequence[int] = (),
+) -> list[Event]:
+    """A chosen mid-game position (docs/scenarios.md ``state``), with seats by index and cards by
+    name. Raises ``SetupError`` when the 98 influence cards do not add up or a field is wrong."""
+    _check_players(players, options)
+    options = options.for_players(len(players))
+    n = len(players)
+    unknown = set(spec) - POSITION_FIELDS
     if unknown:
         raise SetupError(f"unknown state field {sorted(unknown)[0]!r}")
+    investors = _position_investors(spec)
+    hands, discard, draw_pile = _position_cards(spec, n, seed)
+    money = [0] * n
+    for seat, amount in (spec.get("money") or {}).items():
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+            raise SetupError("money is a whole number of M, at least 0")
+        money[seat] = amount
+    covered, deals, marker = _position_board(spec, options)
+    active = spec.get("active")
+    if active is None:
+        active = first_player(investors) if any(s is not None for s in investors.values()) else 0
+    may = spec.get("may_deal_in_place", True)
+    if not isinstance(may, bool):
+        raise SetupError("may_deal_in_place is true or false")
+    return [
+        _started(
+            players,
+            options,
+            board,
+            seed,
+            at,
+            forced_dice,
+            rng_count=2,
+            investors=investors,
+            hands=hands,
+            draw_pile=draw_pile,
+            discard_pile=discard,
+            money=money,
+            covered=covered,
+            deals_closed=deals,
+            marker=marker,
+            active=active,
+            may_deal_in_place=may,
+            orders=_position_orders(spec.get("orders"), n),
+        )
+    ]
+
+
+def _position_investors(spec: dict[str, Any]) -> dict[str, int | None]:
+    """A position's investor cards: ``{letter: seat or None}`` (``None``: in the side pool, or
+    not dealt when ``investors`` is not given). Raises ``SetupError``."""
     investors: dict[str, int | None] = dict.fromkeys(LETTERS)
     for seat, letters in (spec.get("investors") or {}).items():
         for letter in letters:
@@ -190,6 +236,15 @@ def position(
         x for x, s in investors.items() if s is not None
     } != set(LETTERS):
         raise SetupError("every investor card must be dealt or in the side pool")
+    return investors
+
+
+def _position_cards(
+    spec: dict[str, Any], n: int, seed: int | str
+) -> tuple[list[list[int]], list[int], list[int]]:
+    """A position's influence cards as card ids: ``(hands by seat, discard pile, draw pile)``,
+    the draw pile's ``"rest"`` shuffled from ``seed``. Raises ``SetupError`` unless the 98
+    cards add up."""
     pool = {name: [] for name in set(CARD_NAMES)}
     for card, name in enumerate(CARD_NAMES):
         pool[name].append(card)
@@ -220,11 +275,12 @@ def position(
     if sum(len(h) for h in hands) + len(discard) + len(draw_pile) != DECK_SIZE:
         left = sum(len(c) for c in pool.values())
         raise SetupError(f"the 98 influence cards do not add up: {left} card(s) are nowhere")
-    money = [0] * n
-    for seat, amount in (spec.get("money") or {}).items():
-        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
-            raise SetupError("money is a whole number of M, at least 0")
-        money[seat] = amount
+    return hands, discard, draw_pile
+
+
+def _position_board(spec: dict[str, Any], options: Options) -> tuple[list[int], int, int | None]:
+    """A position's board: ``(covered space indices, deals closed, the marker's space or
+    None)``. Raises ``SetupError``."""
     covered = spec.get("covered", [])
     if any(type(x) is not int or not 0 <= x < 16 for x in covered) or len(set(covered)) != len(
         covered
@@ -240,31 +296,4 @@ def position(
         not isinstance(marker, int) or not 0 <= marker < 16 or marker in covered
     ):
         raise SetupError("the marker sits on an uncovered space 0-15")
-    active = spec.get("active")
-    if active is None:
-        active = first_player(investors) if any(s is not None for s in investors.values()) else 0
-    may = spec.get("may_deal_in_place", True)
-    if not isinstance(may, bool):
-        raise SetupError("may_deal_in_place is true or false")
-    return [
-        _started(
-            players,
-            options,
-            board,
-            seed,
-            at,
-            forced_dice,
-            rng_count=2,
-            investors=investors,
-            hands=hands,
-            draw_pile=draw_pile,
-            discard_pile=discard,
-            money=money,
-            covered=covered,
-            deals_closed=deals,
-            marker=marker,
-            active=active,
-            may_deal_in_place=may,
-            orders=_position_orders(spec.get("orders"), n),
-        )
-    ]
+    return covered, deals, marker

@@ -382,102 +382,127 @@ def _recruits(s: GameState, seat: int, hand_names: list[str]) -> list[dict[str, 
 def _deal_commands(
     s: GameState, seat: int, hand_names: list[str], distinct: list[str]
 ) -> list[dict[str, Any]]:
+    """What ``seat`` may do in the running deal: influence cards (R5, A2-A4), then the last
+    call's answers (R6) or the negotiation's (R4), as the boss or as a provider."""
     deal = s.deal
-    space = s.board.spaces[deal.space]
     boss = seat == deal.boss
-    expired = deal.expired
-    out: list[dict[str, Any]] = []
     in_last_call = s.phase == "last_call"
-    # Influence cards: travel, recruit, boss (R5, A2, A3, A4).
     passed = in_last_call and seat in s.last_call.answered
-    if s.pending is None and not expired and not (in_last_call and boss) and not passed:
-        for name in distinct:
-            if card_kind(name) != "travel":
-                continue
-            letter = card_letter(name)
-            for x in space.letters:
-                owner = s.investors[x]
-                if owner is None or x in deal.travel_on or (letter is not None and letter != x):
-                    continue
-                if owner == seat and not s.options.two_player_rules(s.n):
-                    continue
-                out.append({"do": "travel", "card": name, "target": f"investor:{x}"})
-            for fam in sorted({f"{CARD_NAMES[c]}@{o}" for c, o in deal.table_family}):
-                if letter is None or card_letter(fam.split("@")[0]) == letter:
-                    out.append({"do": "travel", "card": name, "target": fam})
-        out += _recruits(s, seat, hand_names)
-        if not boss and "boss" in hand_names:
-            out.append({"do": "boss"})
+    out: list[dict[str, Any]] = []
+    if s.pending is None and not deal.expired and not (in_last_call and boss) and not passed:
+        out += _influence_commands(s, seat, hand_names, distinct)
     if in_last_call:
         if not boss and seat not in s.last_call.answered:
             out.append({"do": "pass", "window": s.last_call.id})
         if boss:
             out.append({"do": "fail"})
         return out
-    # Negotiation (R4): offers, proposals, answers.
     if boss:
-        if not expired:
-            for name in distinct:
-                letter = card_letter(name)
-                usable = letter in space.letters and letter not in space.investor_only
-                if card_kind(name) == "family" and usable:
-                    out.append({"do": "play_family", "card": name})
-        for other in range(s.n):
-            if other == seat:
-                continue
-            cards: list[str | None] = [None]
-            for x in space.letters:
-                if s.investors[x] == other and x not in deal.travel_on:
-                    cards.append(f"investor:{x}")
-            for x in space.letters:  # asking for a family card is public talk (R4.3)
-                if x not in space.investor_only and f"family:{x}" not in cards:
-                    cards.append(f"family:{x}")
-            for card in cards:
-                letter = card_letter(card) if card else None
-                if (other, letter) in deal.agreements:
-                    continue
-                cmd: dict[str, Any] = {"do": "propose", "to": other, "needs": ["price"]}
-                if card:
-                    cmd["card"] = card
-                out.append(cmd)
-        for t in deal.terms.values():
-            if t.by == "provider":
-                out += _answers(s, t, t.provider)
-        if s.pending is None:
-            if lineup(s) is not None:
-                out.append({"do": "close"})
-            out.append({"do": "fail"})
-    else:
-        offered: set[str] = set()
+        return out + _boss_commands(s, seat, distinct)
+    return out + _provider_commands(s, seat, hand_names)
+
+
+def _influence_commands(
+    s: GameState, seat: int, hand_names: list[str], distinct: list[str]
+) -> list[dict[str, Any]]:
+    """Influence cards in a deal: travel, recruit, boss (R5, A2, A3, A4)."""
+    deal = s.deal
+    space = s.board.spaces[deal.space]
+    out: list[dict[str, Any]] = []
+    for name in distinct:
+        if card_kind(name) != "travel":
+            continue
+        letter = card_letter(name)
         for x in space.letters:
-            if (seat, x) in deal.agreements:
+            owner = s.investors[x]
+            if owner is None or x in deal.travel_on or (letter is not None and letter != x):
                 continue
-            if s.investors[x] == seat and x not in deal.travel_on:
-                offered.add(f"investor:{x}")
-            if x in space.investor_only:
+            if owner == seat and not s.options.two_player_rules(s.n):
                 continue
-            on_table = any(
-                o == seat and card_letter(CARD_NAMES[c]) == x for c, o in deal.table_family
-            )
-            if on_table or (not expired and f"family:{x}" in hand_names):
-                offered.add(f"family:{x}")
-        out += [{"do": "offer", "card": c, "needs": ["price"]} for c in sorted(offered)]
-        no_card = deal.terms.get((seat, None))
-        if no_card is not None and no_card.by == "boss":  # R4.5 with R4.3: a counter
-            out.append({"do": "offer", "needs": ["price"]})
-        for t in deal.terms.values():
-            if t.provider == seat and t.by == "boss":
-                needs_card = t.card and card_kind(t.card) == "family"
-                if (
-                    needs_card
-                    and not can_supply(s, seat, t.letter)
-                    and (expired or t.card not in hand_names)
-                ):
-                    out.append(_reject(t, deal.boss))
-                    continue
-                out += _answers(s, t, deal.boss)
-        if any(t.provider == seat and t.by == "provider" for t in deal.terms.values()):
-            out.append({"do": "withdraw"})
+            out.append({"do": "travel", "card": name, "target": f"investor:{x}"})
+        for fam in sorted({f"{CARD_NAMES[c]}@{o}" for c, o in deal.table_family}):
+            if letter is None or card_letter(fam.split("@")[0]) == letter:
+                out.append({"do": "travel", "card": name, "target": fam})
+    out += _recruits(s, seat, hand_names)
+    if seat != deal.boss and "boss" in hand_names:
+        out.append({"do": "boss"})
+    return out
+
+
+def _boss_commands(s: GameState, seat: int, distinct: list[str]) -> list[dict[str, Any]]:
+    """The boss's negotiation (R4): family cards to play, proposals to each other seat,
+    answers to terms, close and fail."""
+    deal = s.deal
+    space = s.board.spaces[deal.space]
+    out: list[dict[str, Any]] = []
+    if not deal.expired:
+        for name in distinct:
+            letter = card_letter(name)
+            usable = letter in space.letters and letter not in space.investor_only
+            if card_kind(name) == "family" and usable:
+                out.append({"do": "play_family", "card": name})
+    for other in range(s.n):
+        if other == seat:
+            continue
+        cards: list[str | None] = [None]
+        for x in space.letters:
+            if s.investors[x] == other and x not in deal.travel_on:
+                cards.append(f"investor:{x}")
+        for x in space.letters:  # asking for a family card is public talk (R4.3)
+            if x not in space.investor_only and f"family:{x}" not in cards:
+                cards.append(f"family:{x}")
+        for card in cards:
+            letter = card_letter(card) if card else None
+            if (other, letter) in deal.agreements:
+                continue
+            cmd: dict[str, Any] = {"do": "propose", "to": other, "needs": ["price"]}
+            if card:
+                cmd["card"] = card
+            out.append(cmd)
+    for t in deal.terms.values():
+        if t.by == "provider":
+            out += _answers(s, t, t.provider)
+    if s.pending is None:
+        if lineup(s) is not None:
+            out.append({"do": "close"})
+        out.append({"do": "fail"})
+    return out
+
+
+def _provider_commands(s: GameState, seat: int, hand_names: list[str]) -> list[dict[str, Any]]:
+    """A provider's negotiation (R4): offers, a counter for no card (R4.5), answers to the
+    boss's terms, withdraw."""
+    deal = s.deal
+    space = s.board.spaces[deal.space]
+    expired = deal.expired
+    offered: set[str] = set()
+    for x in space.letters:
+        if (seat, x) in deal.agreements:
+            continue
+        if s.investors[x] == seat and x not in deal.travel_on:
+            offered.add(f"investor:{x}")
+        if x in space.investor_only:
+            continue
+        on_table = any(o == seat and card_letter(CARD_NAMES[c]) == x for c, o in deal.table_family)
+        if on_table or (not expired and f"family:{x}" in hand_names):
+            offered.add(f"family:{x}")
+    out = [{"do": "offer", "card": c, "needs": ["price"]} for c in sorted(offered)]
+    no_card = deal.terms.get((seat, None))
+    if no_card is not None and no_card.by == "boss":  # R4.5 with R4.3: a counter
+        out.append({"do": "offer", "needs": ["price"]})
+    for t in deal.terms.values():
+        if t.provider == seat and t.by == "boss":
+            needs_card = t.card and card_kind(t.card) == "family"
+            if (
+                needs_card
+                and not can_supply(s, seat, t.letter)
+                and (expired or t.card not in hand_names)
+            ):
+                out.append(_reject(t, deal.boss))
+                continue
+            out += _answers(s, t, deal.boss)
+    if any(t.provider == seat and t.by == "provider" for t in deal.terms.values()):
+        out.append({"do": "withdraw"})
     return out
 
 

@@ -16,8 +16,12 @@ from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from imtheboss.engine import languages
-from imtheboss.web import logs, outage
+from imtheboss.web import logs, outage, refusals
+from imtheboss.web.limits import init_limits
 from imtheboss.web.models import db
+from imtheboss.web.players import page_language
+from imtheboss.web.queue import init_queue
+from imtheboss.web.security import csrf_refusal, init_security
 from imtheboss.web.service import ServiceError
 from imtheboss.web.settings import Settings
 from sqlalchemy import event
@@ -69,8 +73,6 @@ def select_locale() -> str:
         return lang
     if session.get("lang") in LANGUAGES:
         return session["lang"]
-    from imtheboss.web.players import page_language
-
     chosen = page_language()
     if chosen:
         return chosen
@@ -106,8 +108,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(overrides)
     _check_settings(app, settings)
     logs.init_app(app)
-    from imtheboss.web.security import init_security
-
     init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
     app.after_request(_end_transaction)  # registered first, so it runs last
@@ -116,20 +116,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     babel.init_app(app, locale_selector=select_locale)
     _register_blueprints(app)
     _register_errors(app)
-    from imtheboss.web import refusals
-
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
-    from imtheboss.web.limits import init_limits
-
     init_limits(app)
-    from imtheboss.web.queue import init_queue
-
     init_queue(app)
     if app.config["AUTO_MIGRATE"]:
         with app.app_context():
             upgrade(directory=str(Path(__file__).parent / "migrations"))
             db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
-    from imtheboss.web.health import check_at_start
+    from imtheboss.web.health import check_at_start  # cycle: health imports error_response
 
     check_at_start(app)
     return app
@@ -255,8 +249,6 @@ def _register_errors(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError):
-        from imtheboss.web.security import csrf_refusal
-
         return render(400, *csrf_refusal(exc.description or ""))
 
     @app.errorhandler(HTTPException)

@@ -53,7 +53,7 @@ DEFAULT_EVENTS = 200
 def register(app: Flask) -> None:
     """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
     authenticated by a bearer token, never by a cookie."""
-    from imtheboss.web import api_organiser, csrf  # noqa: F401 - the organiser's acts, on bp
+    from imtheboss.web import api_organiser, csrf  # noqa: F401 - cycle: its routes go on bp
 
     csrf.exempt(bp)
     app.register_blueprint(bp)
@@ -75,11 +75,12 @@ def _iso(at: datetime) -> str:
     return format_time(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
 
 
-def _bad(code: str, message: str) -> ServiceError:
+def bad_input(code: str, message: str) -> ServiceError:
+    """The 400 refusal ``code`` with its ``message`` (a ``ServiceError`` to raise)."""
     return ServiceError(400, code, message)
 
 
-def _bearer_token(whose: str = "your seat's secret token") -> str:
+def bearer_token(whose: str = "your seat's secret token") -> str:
     """The token of ``Authorization: Bearer <token>``. Raises ``ServiceError`` 401, its message
     naming ``whose`` token to send."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -98,7 +99,7 @@ def _authenticate(game_id: str, *, allow_admin: bool = False) -> tuple[Game, int
     ``allow_admin``). Raises ``ServiceError`` 404 (no such game), 401 (no token) or 403 (a
     token that is not one of this game's), 409 (the organiser reads a game not confirmed yet)."""
     game = get_game(game_id)
-    token = _bearer_token()
+    token = bearer_token()
     try:
         return game, seat_by_token(game_id, token).seat_index
     except ServiceError as exc:
@@ -108,22 +109,24 @@ def _authenticate(game_id: str, *, allow_admin: bool = False) -> tuple[Game, int
         raise
 
 
-def _json_body() -> dict[str, Any]:
+def request_body() -> dict[str, Any]:
     """The request's JSON object, as ``inputs.json_body`` parsed and checked it. Raises
     ``ServiceError`` 400 for anything else (no JSON content type, unparsable text, NaN/Infinity,
     nesting too deep, characters or numbers no field may hold, not an object)."""
     if not request.is_json:  # application/json or application/*+json
-        raise _bad("bad_json", "send a JSON object with 'Content-Type: application/json'")
+        raise bad_input("bad_json", "send a JSON object with 'Content-Type: application/json'")
     body = json_body()
     if not isinstance(body, dict):
-        raise _bad("bad_json", "the request body must be a JSON object")
+        raise bad_input("bad_json", "the request body must be a JSON object")
     return body
 
 
-def _only(body: dict[str, Any], allowed: set[str]) -> None:
+def only_fields(body: dict[str, Any], allowed: set[str]) -> None:
+    """Raises ``ServiceError`` 400 (``bad_request``) when ``body`` has a field outside
+    ``allowed``."""
     extra = sorted(set(body) - allowed)
     if extra:
-        raise _bad("bad_request", f"unknown field(s): {', '.join(extra)}")
+        raise bad_input("bad_request", f"unknown field(s): {', '.join(extra)}")
 
 
 _WHOLE = re.compile(r"[0-9]{1,9}")  # str.isdigit() also takes "²", which int() refuses
@@ -134,11 +137,13 @@ def _int_arg(name: str, default: int, low: int, high: int) -> int:
     if raw is None:
         return default
     if not _WHOLE.fullmatch(raw) or not low <= int(raw) <= high:
-        raise _bad("bad_request", f"{name} must be a whole number from {low} to {high}")
+        raise bad_input("bad_request", f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
 
-def _event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:
+def event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:
+    """Event ``seq`` as ``seat`` may see it (A8; ``None``: the organiser's view), with its time
+    ``at`` (aware UTC) as ISO 8601: ``{"seq", "at", "type", ...}``."""
     return {"seq": seq, "at": _iso(at), **redact_event(event, seat)}
 
 
@@ -179,13 +184,13 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list
             or not isinstance(player.get("email"), str)
             or not isinstance(player.get("timezone", ""), str)
         ):
-            raise _bad(
+            raise bad_input(
                 "bad_settings",
                 'each player is {"name": text, "email": text, "language": text, "timezone": text}',
             )
         language = player.get("language", "")
         if not isinstance(language, str) or language not in SEAT_LANGUAGES | {""}:
-            raise _bad(
+            raise bad_input(
                 "bad_settings",
                 f"language is one of {', '.join(sorted(SEAT_LANGUAGES))} (or left out)",
             )
@@ -209,8 +214,8 @@ def create() -> ResponseReturnValue:
     secret link goes to that seat's email only (the invitation), once the organiser confirms
     their address by the link mailed to it (``create_game(confirmed=False)``). Abuse limits:
     ``imtheboss.web.limits``."""
-    body = _json_body()
-    _only(
+    body = request_body()
+    only_fields(
         body,
         {"title", "players", "options", "board", "creator_email", "orders", "creator_timezone"},
     )
@@ -220,19 +225,19 @@ def create() -> ResponseReturnValue:
     board = body.get("board", "default")
     creator_email = body.get("creator_email", "")
     if not isinstance(title, str) or not isinstance(creator_email, str):
-        raise _bad("bad_settings", "title and creator_email are strings")
+        raise bad_input("bad_settings", "title and creator_email are strings")
     if not isinstance(players, list) or not 2 <= len(players) <= 6:
-        raise _bad("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
+        raise bad_input("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
     pairs, languages, zones = _players(players)
     creator_zone = body.get("creator_timezone", "")
     if not isinstance(creator_zone, str):
-        raise _bad("bad_settings", "creator_timezone is a string")
+        raise bad_input("bad_settings", "creator_timezone is a string")
     if options is None:
         options = {}
     if not isinstance(options, dict):
-        raise _bad("bad_settings", "options is an object")
+        raise bad_input("bad_settings", "options is an object")
     if not (board == "default" or isinstance(board, dict | list)):
-        raise _bad("bad_settings", 'board is "default" or a board file\'s JSON')
+        raise bad_input("bad_settings", 'board is "default" or a board file\'s JSON')
     options = {"proxy_hours": SERVER_PROXY_HOURS, **options}
     with spending("invitations", client_address(), cost=len(pairs)):
         created = create_game(
@@ -291,7 +296,7 @@ def events(game_id: str) -> ResponseReturnValue:
     rows = rows[:limit]
     since = negotiations.handed_over(game_id, seat)  # A13: the old player's are not the new's
     out = [
-        _event_json(
+        event_json(
             Event.from_json({**body, "type": type_, "by": by}),
             seat if seq > since else None,
             seq,
@@ -316,7 +321,7 @@ def export(game_id: str) -> ResponseReturnValue:
 def join(game_id: str) -> ResponseReturnValue:
     """Take the seat the token belongs to: records when it first joined. Answers the seat."""
     get_game(game_id)
-    seat = seat_by_token(game_id, _bearer_token())
+    seat = seat_by_token(game_id, bearer_token())
     if seat.joined_at is None:
         seat.joined_at = now_utc()
         db.session.commit()
@@ -332,17 +337,17 @@ def command(game_id: str) -> ResponseReturnValue:
     _, seat = _authenticate(game_id, allow_admin=True)
     if seat is None:
         raise ServiceError(403, "not_a_seat", "the organiser's link cannot play; use a seat link")
-    body = _json_body()
-    _only(body, {"command", "idempotency_key"})
+    body = request_body()
+    only_fields(body, {"command", "idempotency_key"})
     cmd = body.get("command")
     if not isinstance(cmd, dict) or not isinstance(cmd.get("do"), str):
-        raise _bad("bad_command", 'command is an object {"do": NAME, ...arguments}')
+        raise bad_input("bad_command", 'command is an object {"do": NAME, ...arguments}')
     in_body, in_header = body.get("idempotency_key"), request.headers.get("Idempotency-Key")
     if in_body is not None and in_header is not None and in_body != in_header:
-        raise _bad("bad_key", "the Idempotency-Key header and idempotency_key differ")
+        raise bad_input("bad_key", "the Idempotency-Key header and idempotency_key differ")
     key = in_body if in_body is not None else in_header
     if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY:
-        raise _bad(
+        raise bad_input(
             "bad_key",
             f"every command needs an idempotency_key: a string of 1 to {MAX_KEY} characters",
         )
@@ -361,7 +366,7 @@ def command(game_id: str) -> ResponseReturnValue:
     else:
         times = {seq: now for seq, _ in result.events}
         last_seq = result.events[-1][0] if result.events else get_game(game_id).last_seq
-    out = [_event_json(ev, seat, seq, times[seq]) for seq, ev in result.events]
+    out = [event_json(ev, seat, seq, times[seq]) for seq, ev in result.events]
     return (
         jsonify({"events": out, "duplicate": result.duplicate, "last_seq": last_seq}),
         200 if result.duplicate else 201,

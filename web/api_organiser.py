@@ -16,7 +16,15 @@ from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.organiser import MAX_MINUTES
 from imtheboss.web import organiser
-from imtheboss.web.api import _bad, _bearer_token, _event_json, _json_body, _only, bp, event_times
+from imtheboss.web.api import (
+    bad_input,
+    bearer_token,
+    bp,
+    event_json,
+    event_times,
+    only_fields,
+    request_body,
+)
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.service import (
     ServiceError,
@@ -32,7 +40,7 @@ def _organiser(game_id: str) -> None:
     """The request carries the game's admin token. Raises ``ServiceError`` 404 (no such game),
     401 (no token), 403 (another token: a seat's, or another game's), 409 (not confirmed)."""
     game = get_game(game_id)
-    token = _bearer_token("the game's admin token (the last part of the admin link)")
+    token = bearer_token("the game's admin token (the last part of the admin link)")
     if not is_admin_token(game_id, token):
         raise ServiceError(
             403, "not_admin", "only the organiser's admin token can do this (a seat's cannot)"
@@ -43,14 +51,14 @@ def _organiser(game_id: str) -> None:
 def _whole(body: dict[str, Any], name: str, low: int, high: int) -> int:
     value = body.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _bad("bad_request", f"{name} is a whole number from {low} to {high}")
+        raise bad_input("bad_request", f"{name} is a whole number from {low} to {high}")
     return value
 
 
 def _text(body: dict[str, Any], name: str) -> str:
     value = body.get(name)
     if not isinstance(value, str):
-        raise _bad("bad_request", f"{name} is a string")
+        raise bad_input("bad_request", f"{name} is a string")
     return value
 
 
@@ -62,7 +70,7 @@ def _key(body: dict[str, Any]) -> str:
         organiser.checked_key(key)
     except ServiceError:
         most = organiser.MAX_KEY_CHARS
-        raise _bad(
+        raise bad_input(
             "bad_key", f"idempotency_key is 1 to {most} characters, with no control character"
         ) from None
     return key
@@ -84,11 +92,11 @@ def organiser_extend(game_id: str) -> ResponseReturnValue:
     with the ``window_extended`` event; 200 with ``duplicate: true`` for a repeated key; 409
     ``window_closed`` (no such open window), ``paused``, ``game_over``."""
     _organiser(game_id)
-    body = _json_body()
-    _only(body, {"minutes", "reason", "window", "seat", "idempotency_key"})
+    body = request_body()
+    only_fields(body, {"minutes", "reason", "window", "seat", "idempotency_key"})
     minutes = _whole(body, "minutes", 1, MAX_MINUTES)
     if ("window" in body) == ("seat" in body):
-        raise _bad("bad_request", "name one window or one seat")
+        raise bad_input("bad_request", "name one window or one seat")
     target: dict[str, Any] = {}
     if "seat" in body:
         target["seat"] = _seat(game_id, body)
@@ -102,7 +110,7 @@ def organiser_extend(game_id: str) -> ResponseReturnValue:
             raise ServiceError(400, exc.code, exc.message, exc.rule) from None
         raise
     times = event_times(game_id, [seq for seq, _event in result.events])
-    out = [_event_json(event, None, seq, times[seq]) for seq, event in result.events]
+    out = [event_json(event, None, seq, times[seq]) for seq, event in result.events]
     return jsonify({"events": out, "duplicate": result.duplicate}), (
         200 if result.duplicate else 201
     )
@@ -117,8 +125,8 @@ def organiser_replace(game_id: str) -> ResponseReturnValue:
     repeat of the same key, seat, name and address; 409 ``key_reused`` for the key of another
     act. Counted as an invitation by the abuse limits."""
     _organiser(game_id)
-    body = _json_body()
-    _only(body, {"seat", "name", "email", "idempotency_key"})
+    body = request_body()
+    only_fields(body, {"seat", "name", "email", "idempotency_key"})
     seat = _seat(game_id, body)
     name, email = _text(body, "name"), _text(body, "email")
     key = _key(body)
@@ -147,7 +155,7 @@ def _set(game_id: str, status: str) -> ResponseReturnValue:
     ``bad_request``)."""
     _organiser(game_id)
     if request.get_data(cache=True):
-        _only(_json_body(), set())
+        only_fields(request_body(), set())
     set_status(game_id, status)
     game = get_game(game_id)
     return jsonify({"status": game.status, "last_seq": game.last_seq})

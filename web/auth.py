@@ -8,7 +8,7 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request, session
-from imtheboss.web.models import Seat, db
+from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
 from werkzeug.wrappers import Response
@@ -45,7 +45,7 @@ def holder_other_than(game_id: str, seat: Seat) -> str | None:
     """Who this browser already is, when opening ``seat`` would switch it to someone else: the
     name of another seat of ``game_id`` it holds, or the address it signed in as when
     ``seat`` is not that address's; else ``None`` (no seat yet, or the same one)."""
-    from imtheboss.web import players
+    from imtheboss.web import players  # cycle: players imports current_seat, renew_csrf
 
     held = current_seat(game_id)
     if held is not None and held != seat.seat_index:
@@ -107,7 +107,7 @@ def current_seat(game_id: str) -> int | None:
 
 
 def _still_signed_in(player: object, email: str) -> bool:
-    from imtheboss.web import players
+    from imtheboss.web import players  # cycle: players imports current_seat, renew_csrf
 
     return players.signed_in() == player and players.key(email) == player
 
@@ -117,8 +117,7 @@ def seat_of_address(game_id: str) -> int | None:
     browser as ``/me``'s "open" does (``remember_seat`` through the address), or ``None``: not
     signed in, or no seat of the address there. A player who signed in by email and opens the
     game's page directly is taken to their seat, without their seat's link."""
-    from imtheboss.web import players
-    from imtheboss.web.models import Game
+    from imtheboss.web import players  # cycle: players imports current_seat, renew_csrf
 
     email = players.signed_in()
     if email is None:

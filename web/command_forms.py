@@ -82,39 +82,58 @@ def _terms_for(v: dict[str, Any], provider: int, letter: str | None) -> dict[str
 def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) -> tuple[str, str]:
     """``(label, button)`` for a legal command: a sentence saying what it does, and the short
     text of its button (the same as the label for commands without inputs)."""
+    return (
+        _turn_label(cmd, v)
+        or _card_label(cmd, v, players)
+        or _terms_label(cmd, v, players)
+        or _same(cmd["do"])
+    )
+
+
+def _same(text: str) -> tuple[str, str]:
+    return text, text
+
+
+def _turn_label(cmd: dict[str, Any], v: dict[str, Any]) -> tuple[str, str] | None:
+    """``command_label`` of a turn's commands and the chat; ``None`` for any other."""
     do = cmd["do"]
-    deal = v.get("deal") or {}
-    me = (v.get("you") or {}).get("seat")
-    share_value = v.get("share_value")
-
-    def same(text: str) -> tuple[str, str]:
-        return text, text
-
     if do == "place_marker":
         number = display.space_number(cmd["space"])
         return _("Place the marker on space %(space)s", space=number), _(
             "Space %(space)s", space=number
         )
     if do == "roll":
-        return same(_("Roll the die and move the marker"))
+        return _same(_("Roll the die and move the marker"))
     if do == "open_deal":
         number = display.space_number(v["marker"])
-        return same(_("Open a deal on space %(space)s: “Let's make a deal!”", space=number))
+        return _same(_("Open a deal on space %(space)s: “Let's make a deal!”", space=number))
     if do == "draw":
-        return same(_("Draw cards (your turn ends)"))
+        return _same(_("Draw cards (your turn ends)"))
     if do == "discard":
         n = cmd.get("count", 1)
         return ngettext("Choose %(num)d card to discard", "Choose %(num)d cards to discard", n), _(
             "Discard"
         )
+    if do == "chat":
+        return _("Say something to the table"), _("Send")
+    return None
+
+
+def _card_label(
+    cmd: dict[str, Any], v: dict[str, Any], players: list[str]
+) -> tuple[str, str] | None:
+    """``command_label`` of the commands that play a card or answer one (R5); ``None`` for any
+    other."""
+    do = cmd["do"]
+    deal = v.get("deal") or {}
     if do == "recruit":
-        return same(_("Recruit investor %(letter)s (3 recruit cards)", letter=cmd["target"]))
+        return _same(_("Recruit investor %(letter)s (3 recruit cards)", letter=cmd["target"]))
     if do == "allow":
-        return same(_("Let it happen: %(what)s", what=pending_text(deal.get("pending"), players)))
+        return _same(_("Let it happen: %(what)s", what=pending_text(deal.get("pending"), players)))
     if do == "stop":
-        return same(_("Stop %(what)s", what=pending_text(deal.get("pending"), players)))
+        return _same(_("Stop %(what)s", what=pending_text(deal.get("pending"), players)))
     if do == "pass":
-        return same(_("Pass (let the deal close)"))
+        return _same(_("Pass (let the deal close)"))
     if do == "travel":
         target = cmd["target"]
         if target.startswith("investor:"):
@@ -129,11 +148,20 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
                 target=card_text(target, players),
                 card=card_text(cmd["card"]),
             )
-        return same(text)
+        return _same(text)
     if do == "boss":
-        return same(_("Play a boss card: “I'm the Boss!”"))
+        return _same(_("Play a boss card: “I'm the Boss!”"))
     if do == "play_family":
-        return same(_("Play %(card)s from your hand", card=card_text(cmd["card"])))
+        return _same(_("Play %(card)s from your hand", card=card_text(cmd["card"])))
+    return None
+
+
+def _terms_label(
+    cmd: dict[str, Any], v: dict[str, Any], players: list[str]
+) -> tuple[str, str] | None:
+    """``command_label`` of the negotiation's commands (R4, R6); ``None`` for any other."""
+    do = cmd["do"]
+    deal = v.get("deal") or {}
     if do == "offer":
         if "card" not in cmd:  # R4.5 with R4.3: a counter to terms for no card
             return _("Counter the boss's terms for no card: ask for"), _("Counter")
@@ -150,12 +178,13 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
         return label, _("Propose")
     if do in ("accept", "reject"):
         other = cmd["with"]
+        me = (v.get("you") or {}).get("seat")
         provider = other if me == deal.get("boss") else me
         terms = _terms_for(v, provider, cmd.get("letter")) or {}
         card = card_text(terms.get("card"))
         if do == "accept":
-            price = price_text(cmd.get("price") or terms.get("price"), share_value)
-            return same(
+            price = price_text(cmd.get("price") or terms.get("price"), v.get("share_value"))
+            return _same(
                 _(
                     "Accept %(name)s's terms: %(card)s for %(price)s",
                     name=players[other],
@@ -163,16 +192,14 @@ def command_label(cmd: dict[str, Any], v: dict[str, Any], players: list[str]) ->
                     price=price,
                 )
             )
-        return same(_("Reject %(name)s's terms for %(card)s", name=players[other], card=card))
+        return _same(_("Reject %(name)s's terms for %(card)s", name=players[other], card=card))
     if do == "withdraw":
-        return same(_("Withdraw your open offers"))
+        return _same(_("Withdraw your open offers"))
     if do == "close":
-        return same(_("Close the deal (the others get a last call)"))
+        return _same(_("Close the deal (the others get a last call)"))
     if do == "fail":
-        return same(_("Declare the deal failed"))
-    if do == "chat":
-        return _("Say something to the table"), _("Send")
-    return same(do)
+        return _same(_("Declare the deal failed"))
+    return None
 
 
 def command_forms(

@@ -9,7 +9,7 @@ from flask import (
 from flask_babel import gettext as _
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
-from imtheboss.web import display, negotiations, timeline
+from imtheboss.web import display, negotiations, story, timeline
 from imtheboss.web.pages import bp, frame, viewer
 from imtheboss.web.service import (
     ServiceError,
@@ -30,7 +30,7 @@ def deals(gid: str) -> str:
         negotiations=negs,
         board=state.board.to_json(),
         tiles=tiles,
-        fail_reasons=timeline.FAIL_REASONS,
+        fail_reasons=story.FAIL_REASONS,
         requirement_html=display.requirement_html,
     )
     return render_template("deals.html", **ctx)
@@ -57,7 +57,7 @@ def deal(gid: str, number: int) -> str:
         count=count,
         space=space,
         proceeds=neg.proceeds(space["shares"], tiles),
-        fail_reasons=timeline.FAIL_REASONS,
+        fail_reasons=story.FAIL_REASONS,
         answers=timeline.ANSWERS,
         window_results=timeline.WINDOW_RESULTS,
         requirement_html=display.requirement_html,

@@ -21,8 +21,11 @@ import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
+from imtheboss.web import create_app
 from imtheboss.web.models import Deadline, Game, Notification, db
 from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.service import now_utc
+from imtheboss.web.settings import SettingsError
 from sqlalchemy import and_, func, or_, select
 
 
@@ -144,9 +147,6 @@ def run(args: argparse.Namespace) -> int:
     """Run ``doctor`` on the database of the settings (the environment); returns the exit
     code (0 nothing, 1 something listed, 2 it could not look: also without ``DATABASE_URL``,
     where it would look at an empty SQLite file of its own, not the server's database)."""
-    from imtheboss.web import create_app
-    from imtheboss.web.service import now_utc
-    from imtheboss.web.settings import SettingsError
     from sqlalchemy.exc import SQLAlchemyError
 
     if not os.environ.get("DATABASE_URL"):

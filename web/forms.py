@@ -11,6 +11,7 @@ from flask_wtf.file import FileField
 from imtheboss.engine import languages
 from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
 from imtheboss.engine.orders import DEFAULT_PACE
+from imtheboss.engine.quiet import night_hours
 from imtheboss.web.display import valid_timezone
 from wtforms import (
     BooleanField,
@@ -264,8 +265,6 @@ def night_checked(ok: bool, start_field: Any, end_field: Any) -> bool:
     """A12: a night given whole (two different times ``HH:MM``, at most 12 hours apart) or not
     at all; ``ok`` is what the fields' own checks said. Adds the reason to ``end_field``'s
     errors and returns ``False`` otherwise."""
-    from imtheboss.engine.quiet import night_hours
-
     start, end = (start_field.data or "").strip(), (end_field.data or "").strip()
     if bool(start) != bool(end) or (start and start == end):
         end_field.errors = [
@@ -287,7 +286,8 @@ def _known_zone(value: str | None) -> str:
     return name
 
 
-def _timezone(form: Any, field: Any) -> None:
+def check_timezone(form: Any, field: Any) -> None:
+    """WTForms validator: ``field`` holds an IANA zone name. Raises ``ValidationError``."""
     if not valid_timezone((field.data or "").strip()):
         raise ValidationError(_l("unknown time zone: use a name like Europe/Berlin or UTC"))
 
@@ -299,5 +299,5 @@ class SettingsForm(FlaskForm):
         _l("I am away: windows do not wait for me (I count as letting things happen and passing)")
     )
     notify = RadioField(_l("Email me"), choices=NOTIFY_CHOICES, default="every")
-    timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), _timezone])
+    timezone = StringField(_l("Time zone"), [InputRequired(), Length(max=64), check_timezone])
     language = SelectField(_l("Language"), choices=LANGUAGE_CHOICES)

@@ -24,7 +24,8 @@ from typing import Any
 from alembic.script import ScriptDirectory
 from flask import Blueprint, Flask, current_app, g, jsonify, make_response, request
 from flask_babel import gettext as _
-from imtheboss.web import metrics, outage
+from imtheboss.web import error_response, metrics, outage
+from imtheboss.web.links import operator_allowed
 from imtheboss.web.models import db
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -77,8 +78,6 @@ def _guard_schema() -> Any:
     if current:
         app.extensions[SCHEMA_OK] = True
         return None
-    from imtheboss.web import error_response
-
     response = make_response(error_response(503, "schema_not_current", schema_message()))
     response.headers["Retry-After"] = str(outage.RETRY_AFTER)
     return response
@@ -135,9 +134,7 @@ def readyz():
 def scraper_allowed() -> bool:
     """The operator token as a bearer token (``imtheboss.web.links``'s check), or a request
     straight from this host: a loopback peer, no ``X-Forwarded-For``."""
-    from imtheboss.web.links import _operator_allowed
-
-    if current_app.config.get("OPERATOR_TOKEN") and _operator_allowed():
+    if current_app.config.get("OPERATOR_TOKEN") and operator_allowed():
         return True
     peer = request.environ.get("werkzeug.proxy_fix.orig", {}).get("REMOTE_ADDR")
     peer = peer or request.environ.get("REMOTE_ADDR", "")
@@ -153,8 +150,6 @@ def scraper_allowed() -> bool:
 def metrics_page():
     """The Prometheus text; 403 unless ``scraper_allowed``."""
     if not scraper_allowed():
-        from imtheboss.web import error_response
-
         return error_response(403, "not_operator", _("This page is for the server's operator."))
     body, content_type = metrics.exposition(schema_current)
     return body, 200, {"Content-Type": content_type}

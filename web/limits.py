@@ -240,7 +240,7 @@ def refusal_message(kind: str, seconds: int) -> str:
 
 
 def _refusal(message: str, seconds: int) -> Response:
-    from imtheboss.web import error_response
+    from imtheboss.web import error_response  # cycle: web/__init__.py imports this module
 
     response = make_response(error_response(429, "rate_limited", message))
     response.headers["Retry-After"] = str(seconds)

@@ -30,7 +30,7 @@ from flask import (
 )
 from flask_babel import force_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES, players
+from imtheboss.web import LANGUAGES, csrf, players
 from imtheboss.web.auth import open_seat
 from imtheboss.web.models import Game, OutboxMail, Seat, db
 from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
@@ -137,7 +137,7 @@ def _fingerprint(token: str) -> str:
     return hashlib.sha256(f"operator:{token}".encode()).hexdigest()
 
 
-def _operator_allowed() -> bool:
+def operator_allowed() -> bool:
     """The operator token in ``Authorization: Bearer`` or in a signed-in session (compared in
     constant time); without it, only the embedded default serving on loopback with no proxy
     trusted (behind a proxy on the same host every request comes from loopback), asked for by
@@ -177,8 +177,8 @@ def _own_host(host: str) -> bool:
 
 
 def require_operator() -> None:
-    """Raises ``ServiceError`` 403 unless the request is the operator's (``_operator_allowed``)."""
-    if not _operator_allowed():
+    """Raises ``ServiceError`` 403 unless the request is the operator's (``operator_allowed``)."""
+    if not operator_allowed():
         raise ServiceError(
             403,
             "not_operator",
@@ -225,7 +225,5 @@ def operator_sign_in():
 
 def register(app: Flask) -> None:
     """Add the mail-link routes; the unsubscribe POST is exempt from CSRF (one click)."""
-    from imtheboss.web import csrf
-
     csrf.exempt(unsubscribe)
     app.register_blueprint(bp)

@@ -37,6 +37,7 @@ from contextvars import ContextVar
 from typing import IO, Any
 
 from gunicorn.glogging import Logger as _GunicornBaseLogger
+from imtheboss.web.settings import Settings
 from werkzeug.wsgi import ClosingIterator
 
 # -- what is secret --------------------------------------------------------------------------
@@ -254,8 +255,6 @@ def formatter(fmt: str = LOG_FORMAT, datefmt: str | None = None) -> logging.Form
     """A formatter for ``fmt``; records that missed ``LogContext`` show ``-`` for its fields.
     With the setting ``LOG_FORMAT=json``: one JSON object a line (``JSON_FIELDS``), whatever
     ``fmt``."""
-    from imtheboss.web.settings import Settings
-
     defaults = {"context": "-", "request_id": "-", "task_id": "-"}
     if Settings.load().log_format == "json":
         from pythonjsonlogger.json import JsonFormatter

@@ -127,7 +127,7 @@ def entries(email: str) -> list[Entry]:
     return sorted((entry_of(game, seat) for game, seat in rows), key=_key)
 
 
-def _address() -> str:
+def signed_in_address() -> str:
     """The signed-in address. Raises ``ServiceError`` 403 (``not_signed_in``)."""
     email = players.signed_in()
     if email is None:
@@ -167,7 +167,7 @@ def open_seat(gid: str, index: int) -> Response:
     """Sign this browser in as seat ``index`` of ``gid`` when it is the signed-in address's,
     and open the game page. Raises ``ServiceError`` 403 (not signed in, or not this address's
     seat: the same answer whether the seat exists or not)."""
-    email = _address()
+    email = signed_in_address()
     seat = db.session.execute(
         select(Seat)
         .join(Game, Game.id == Seat.game_id)

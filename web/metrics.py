@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from flask import current_app
+from imtheboss.web.models import Deadline, Game, Notification, db
+from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.queue import QUEUES, client
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -130,7 +133,6 @@ def last_sweep() -> float | None:
 def queue_depths() -> dict[str, int]:
     """Messages waiting in each queue (``imtheboss.web.queue.QUEUES``) of the broker. Raises
     kombu's/redis's connection errors when the broker cannot be reached."""
-    from imtheboss.web.queue import QUEUES, client
     from kombu.exceptions import ChannelError
 
     depths = {}
@@ -150,9 +152,6 @@ def state_counts(now: datetime) -> dict[str, float]:
     is still to send), ``mail_oldest_pending_seconds`` (0 when none), ``deadlines_overdue``
     (open deadlines of active games whose ``due_at`` has passed: a paused game's wait),
     ``webhook_posts_failed`` (posts failed for good)."""
-    from imtheboss.web.models import Deadline, Game, Notification, db
-    from imtheboss.web.outbound import OutboundPost
-
     pending, oldest = db.session.execute(
         select(func.count(), func.min(Notification.created_at)).where(
             Notification.email_state == "pending"
@@ -189,8 +188,6 @@ class StateCollector:
         """``(database_up, schema_current, the database gauges)``: none of the gauges while
         the database cannot be reached or its schema is behind (they would read tables the
         release step has not made yet)."""
-        from imtheboss.web.models import db
-
         try:
             if not self.schema_current():
                 return 1, False, {}
@@ -203,7 +200,7 @@ class StateCollector:
         self.schema_current = schema_current
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from imtheboss.web.service import now_utc
+        from imtheboss.web.service import now_utc  # cycle: service imports timed_submit
 
         now = now_utc()
         up, current, counts = self._database(now)

@@ -25,6 +25,7 @@ someone else).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -74,7 +75,7 @@ ANSWER_KINDS = {
 }
 
 
-def _said(event: Event, seat: int) -> dict[str, Any]:
+def said_message(event: Event, seat: int) -> dict[str, Any]:
     """What ``event`` says to ``seat`` (A8), as a message the mail and the inbox render in the
     seat's language when they show it (``imtheboss.web.story.row_text``)."""
     return message(event, seat).to_json()
@@ -91,7 +92,7 @@ def _row(
     at: datetime,
     **body: Any,
 ) -> dict[str, Any]:
-    """A row; ``text`` is a message (``_said``), kept in the body, or, for rows whose kind
+    """A row; ``text`` is a message (``said_message``), kept in the body, or, for rows whose kind
     says it all, a short English note for the operator's eyes only (players read the kind's
     sentence, ``imtheboss.web.story.KIND_TEXTS``)."""
     if isinstance(text, dict):
@@ -222,7 +223,7 @@ def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[
     if kind == "your_turn" and state.marker is not None:
         return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
-    extra = {"asked": _said(asked, seat)} if asked is not None else {}
+    extra = {"asked": said_message(asked, seat)} if asked is not None else {}
     lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
     return {**extra, "lapses": lapses} if lapses else extra
 
@@ -282,7 +283,7 @@ def _opened(
             seat,
             "deal_opened",
             str(seq),
-            _said(event, seat),
+            said_message(event, seat),
             False,
             seq,
             at,
@@ -308,7 +309,7 @@ def _served(
     played for two decisions in a row."""
     urgent = event.type == "proxy_started"
     rows = [
-        _row(game_id, s, "played_for", str(seq), _said(event, s), urgent, seq, at)
+        _row(game_id, s, "played_for", str(seq), said_message(event, s), urgent, seq, at)
         for s in served_seats(event)
     ]
     if event.type == "timed_out":
@@ -361,25 +362,59 @@ def notifications_for(
     """Outbox rows (``Notification`` column values) for ``events`` appended at ``first_seq``;
     ``before`` is ``None`` when the game was just created: then each seat is invited with its
     secret link from ``links`` (the row is that seat's own)."""
-    rows: list[dict[str, Any]] = []
-    players = state.players
     last_seq = first_seq + len(events) - 1
-    if before is None:
-        for seat in range(state.n):
-            rows.append(
-                _row(
-                    game_id,
-                    seat,
-                    "invited",
-                    "0",
-                    f"You are invited to play I'm the Boss! as {players[seat]}",
-                    True,
-                    last_seq,
-                    at,
-                    **({"link": links[seat]} if links else {}),
-                )
-            )
-    # Answers needed now that were not needed before.
+    rows = _invited_rows(game_id, state, last_seq, at, links) if before is None else []
+    rows += _answer_rows(game_id, before, events, state, last_seq, at)
+    rows += _next_rows(game_id, before, state, last_seq, at)
+    # each event is read in the state it made, not the state after the last one (orders may
+    # play a whole deal in one command); one event's state is the final one
+    running = before.clone() if before is not None and len(events) > 1 else None
+    away = list(before.away) if before is not None else [False] * state.n
+    for offset, event in enumerate(events):
+        seq = first_seq + offset
+        if running is not None:
+            apply_in_place(running, event)
+        now = running or state
+        rows += _served(game_id, event, away, now.away, seq, at)
+        away = list(now.away)
+        writer = EVENT_ROWS.get(event.type)
+        if writer is not None:
+            rows += writer(game_id, event, now, seq, at)
+    return rows
+
+
+def _invited_rows(
+    game_id: str, state: GameState, last_seq: int, at: datetime, links: list[str] | None
+) -> list[dict[str, Any]]:
+    """``invited`` (urgent) for every seat of a new game, with its secret link from ``links``."""
+    players = state.players
+    return [
+        _row(
+            game_id,
+            seat,
+            "invited",
+            "0",
+            f"You are invited to play I'm the Boss! as {players[seat]}",
+            True,
+            last_seq,
+            at,
+            **({"link": links[seat]} if links else {}),
+        )
+        for seat in range(state.n)
+    ]
+
+
+def _answer_rows(
+    game_id: str,
+    before: GameState | None,
+    events: list[Event],
+    state: GameState,
+    last_seq: int,
+    at: datetime,
+) -> list[dict[str, Any]]:
+    """The urgent rows for answers needed now that were not needed ``before`` (a negotiation's
+    answers excepted): kind ``ANSWER_KINDS[for]``, with the window and its deadline."""
+    rows = []
     old = {(a["seat"], a["window"]) for a in awaiting(before)} if before is not None else set()
     for a in awaiting(state):
         if a["for"] == "negotiation" or (a["seat"], a["window"]) in old:
@@ -401,82 +436,69 @@ def notifications_for(
                 **extra,
             )
         )
-    rows += _next_rows(game_id, before, state, last_seq, at)
-    # each event is read in the state it made, not the state after the last one (orders may
-    # play a whole deal in one command); one event's state is the final one
-    running = before.clone() if before is not None and len(events) > 1 else None
-    away = list(before.away) if before is not None else [False] * state.n
-    for offset, event in enumerate(events):
-        seq = first_seq + offset
-        if running is not None:
-            apply_in_place(running, event)
-        now = running or state
-        rows += _served(game_id, event, away, now.away, seq, at)
-        away = list(now.away)
-        d = event.data
-        t = event.type
-        if t == "deal_opened":
-            rows += _opened(game_id, event, now, seq, at)
-        elif t == "terms_set":
-            boss = now.deal.boss if now.deal else None
-            to = boss if d["by_side"] == "provider" else d["provider"]
-            if to is not None and to != event.by:
-                text = _said(event, to)
-                rows.append(
-                    _row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))
-                )
-        elif t == "agreement_made":
-            boss = now.deal.boss if now.deal else None
-            for seat in sorted({d["provider"], boss} - {None}):
-                if _own(event, seat):
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        "agreement",
-                        str(seq),
-                        _said(event, seat),
-                        False,
-                        seq,
-                        at,
-                    )
-                )
-        elif t == "card_took_effect" and d["kind"] == "boss":
-            for seat in range(now.n):
-                if seat == d["seat"]:  # the new boss played the card
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        "boss_changed",
-                        str(seq),
-                        _said(event, seat),
-                        False,
-                        seq,
-                        at,
-                    )
-                )
-        elif t in ("deal_closed", "deal_failed", "game_ended"):
-            kind = {
-                "deal_closed": "deal_closed",
-                "deal_failed": "deal_failed",
-                "game_ended": "game_over",
-            }[t]
-            for seat in range(now.n):
-                if t == "deal_failed" and _own(event, seat):  # the boss declared it failed
-                    continue
-                rows.append(
-                    _row(
-                        game_id,
-                        seat,
-                        kind,
-                        str(seq),
-                        _said(event, seat),
-                        False,
-                        seq,
-                        at,
-                    )
-                )
     return rows
+
+
+def _offer_rows(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``offer`` (news, asking an answer) to the side the new terms are for, unless it set them."""
+    d = event.data
+    boss = now.deal.boss if now.deal else None
+    to = boss if d["by_side"] == "provider" else d["provider"]
+    if to is None or to == event.by:
+        return []
+    text = said_message(event, to)
+    return [_row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))]
+
+
+def _said_rows(
+    game_id: str, event: Event, kind: str, seats: Iterable[int], seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """News of ``kind`` to each of ``seats``: what ``event`` says to that seat."""
+    return [
+        _row(game_id, seat, kind, str(seq), said_message(event, seat), False, seq, at)
+        for seat in seats
+    ]
+
+
+def _agreement_rows(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``agreement`` to the boss and the provider, unless the seat made it itself."""
+    boss = now.deal.boss if now.deal else None
+    seats = [s for s in sorted({event.data["provider"], boss} - {None}) if not _own(event, s)]
+    return _said_rows(game_id, event, "agreement", seats, seq, at)
+
+
+def _boss_rows(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``boss_changed`` to every seat but the new boss, when a boss card took effect."""
+    if event.data["kind"] != "boss":
+        return []
+    seats = [s for s in range(now.n) if s != event.data["seat"]]
+    return _said_rows(game_id, event, "boss_changed", seats, seq, at)
+
+
+def _ending_rows(
+    game_id: str, event: Event, now: GameState, seq: int, at: datetime
+) -> list[dict[str, Any]]:
+    """``deal_closed``, ``deal_failed`` (not to the boss who declared it) or ``game_over`` to
+    every seat."""
+    kind = "game_over" if event.type == "game_ended" else event.type
+    seats = [s for s in range(now.n) if not (event.type == "deal_failed" and _own(event, s))]
+    return _said_rows(game_id, event, kind, seats, seq, at)
+
+
+# The rows each type of event writes (the engine's ``HANDLERS`` pattern): ``(game_id, event,
+# the state it made, seq, at) -> rows``.
+EVENT_ROWS: dict[str, Callable[[str, Event, GameState, int, datetime], list[dict[str, Any]]]] = {
+    "deal_opened": _opened,
+    "terms_set": _offer_rows,
+    "agreement_made": _agreement_rows,
+    "card_took_effect": _boss_rows,
+    "deal_closed": _ending_rows,
+    "deal_failed": _ending_rows,
+    "game_ended": _ending_rows,
+}

@@ -23,6 +23,7 @@ from imtheboss.engine.views import view
 from imtheboss.web import display
 from imtheboss.web.forms import SelectChoice, SmallIntegerField, night_checked
 from imtheboss.web.models import Seat, db
+from imtheboss.web.pages import frame, seat_only
 from imtheboss.web.refusals import refusal
 from imtheboss.web.service import ServiceError, load_state, submit
 from werkzeug.wrappers import Response
@@ -217,8 +218,6 @@ def investor_label(letter: str) -> str:
 
 
 def _seat_of(gid: str) -> tuple[Any, int, Seat]:
-    from imtheboss.web.pages import seat_only
-
     game, seat, _admin = seat_only(gid)
     row = db.session.execute(
         db.select(Seat).where(Seat.game_id == gid, Seat.seat_index == seat)
@@ -271,8 +270,6 @@ def _save_night(gid: str, seat: int, row: Seat, form: OrdersForm, state: Any) ->
 
 
 def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, Any]:
-    from imtheboss.web.pages import frame
-
     ctx = frame(game, seat, False, state)
     ctx.update(
         form=form,

@@ -29,7 +29,6 @@ from imtheboss.web.service import (
     MAX_KEY,
     ServiceError,
     SubmitResult,
-    _after_commit,
     already_plays,
     get_game,
     hash_token,
@@ -41,6 +40,7 @@ from imtheboss.web.service import (
     now_utc,
     plays_here,
     require_confirmed,
+    run_after_commit,
     seats_of,
     stored_command,
     submit,
@@ -184,7 +184,7 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     result = submit(game_id, None, command, key)  # commits the seat with the event
     if result.duplicate:  # pragma: no cover - the key was looked up under the game's lock
         raise ServiceError(409, "key_reused", _("This form was sent already."))
-    _after_commit(game_id)  # the invitation and the notice go out
+    run_after_commit(game_id)  # the invitation and the notice go out
     return True
 
 

@@ -23,6 +23,8 @@ from typing import Any
 from flask import Flask, current_app, g
 from imtheboss.engine.events import Event
 from imtheboss.web.models import BigId, UTCDateTime, db
+from imtheboss.web.queue import send
+from imtheboss.web.store import insert_new
 from sqlalchemy import (
     JSON,
     ForeignKey,
@@ -132,7 +134,7 @@ def write(
     made): one per webhook of the game and event it posts (``hooks.posts_for``), one per phone
     of a seat asked for an answer (``push.asks``). Reads the targets only when there is
     something to post (one statement), inserts in one more."""
-    from imtheboss.web import hooks, push
+    from imtheboss.web import hooks, push  # cycle: both import OutboundPost
 
     posts = hooks.posts_for(first, events)
     asks = push.asks(notes)
@@ -152,8 +154,6 @@ def write(
         for sub in subscriptions.get(ask["seat"], [])
     ]
     if rows:
-        from imtheboss.web.store import insert_new
-
         db.session.connection().execute(insert_new("outbound_posts", ("dedupe_key",)), rows)
         g.setdefault(WRITTEN, set()).add(game_id)
 
@@ -177,25 +177,23 @@ def queue_written(game_id: str) -> None:
     """After a commit outside the service's (the worker's reminders): tell the outbound queue when
     it wrote posts for ``game_id`` (``OUTBOUND_TASKS``, as ``init_outbound``)."""
     if current_app.config.get("OUTBOUND_TASKS", True):
-        _after_commit(game_id)
+        run_after_commit(game_id)
 
 
-def _after_commit(game_id: str) -> None:
+def run_after_commit(game_id: str) -> None:
     """Tell the outbound queue when the commit wrote posts for ``game_id``."""
     written = g.get(WRITTEN)
     if not written or game_id not in written:
         return
     written.discard(game_id)
-    from imtheboss.web.queue import send
-
     send("imtheboss.worker.outbound.post_game", game_id)
 
 
 def init_outbound(app: Flask) -> None:
     """Write the posts with the events of every commit, and (``OUTBOUND_TASKS``, default on;
     the worker's own app too, so deadlines it fires post at once) queue them after it."""
-    from imtheboss.web.service import on_commit, on_outbox
+    from imtheboss.web.service import on_commit, on_outbox  # cycle: service imports outbound
 
     on_outbox(app, write)
     if app.config.get("OUTBOUND_TASKS", True):
-        on_commit(app, _after_commit)
+        on_commit(app, run_after_commit)

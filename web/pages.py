@@ -41,7 +41,7 @@ bp = Blueprint("pages", __name__)
 def register(app: Flask) -> None:
     """Add the pages blueprint, with the routes of every room, to ``app`` (called by
     ``web.create_app``)."""
-    from imtheboss.web import (  # noqa: F401 - each room adds its routes to ``bp``
+    from imtheboss.web import (  # noqa: F401 - cycle: each page module adds its routes to ``bp``
         admin_pages,
         deal_pages,
         entry_pages,

@@ -27,10 +27,10 @@ from imtheboss.web.forms import (
     LANGUAGE_CHOICES,
     NOTIFY_CHOICES,
     SelectChoice,
-    _timezone,
+    check_timezone,
     night_checked,
 )
-from imtheboss.web.me import _address
+from imtheboss.web.me import signed_in_address
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.service import hash_token, load_state, new_token
 from sqlalchemy import select
@@ -45,7 +45,7 @@ class DefaultsForm(FlaskForm):
     """The defaults of an address's new seats; an empty choice keeps the game's own."""
 
     language = SelectField(_l("Language"), choices=LANGUAGE_CHOICES)
-    timezone = StringField(_l("Time zone"), [Optional(), Length(max=64), _timezone])
+    timezone = StringField(_l("Time zone"), [Optional(), Length(max=64), check_timezone])
     notify = RadioField(
         _l("Email me"), choices=[SelectChoice("", _l("As each game starts it")), *NOTIFY_CHOICES]
     )
@@ -109,7 +109,7 @@ def defaults() -> Any:
     """The signed-in address's defaults: the form, and on ``POST`` (CSRF) saving it. Raises
     ``ServiceError`` 403 when no address is signed in; a bad form is a 400 that saves
     nothing."""
-    email = _address()
+    email = signed_in_address()
     seats = _seats_of(email)
     row = players.player_row(email, create=True)
     form = DefaultsForm()
@@ -152,7 +152,7 @@ def _page(form: DefaultsForm, email: str, token: str | None) -> str:
 def make_token() -> str:
     """A new API token for ``/api/me`` (the one before stops working), shown on this answer
     only. Raises ``ServiceError`` 403 when no address is signed in."""
-    email = _address()
+    email = signed_in_address()
     token = new_token()
     row = players.player_row(email, create=True)
     row.api_token_hash = hash_token(token)

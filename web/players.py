@@ -27,9 +27,11 @@ from datetime import datetime
 from typing import Any
 
 from flask import current_app, g, request, session
+from imtheboss.engine import languages
 from imtheboss.engine.orders import Orders, OrdersError
-from imtheboss.web.models import UTCDateTime, db
-from imtheboss.web.service import hash_token, now_utc
+from imtheboss.web.auth import current_seat, renew_csrf
+from imtheboss.web.models import Seat, UTCDateTime, db
+from imtheboss.web.service import ServiceError, get_game, hash_token, load_state, now_utc, submit
 from sqlalchemy import JSON, ColumnElement, Index, Integer, String, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
@@ -98,8 +100,6 @@ def sign_in(email: str) -> None:
     session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
     session.permanent = True
     g.pop(SIGNED_IN, None)
-    from imtheboss.web.auth import renew_csrf
-
     renew_csrf()
 
 
@@ -223,9 +223,6 @@ def start_nights(game_id: str) -> None:
     night names it (a ``night`` command through ``submit``, in the address's zone), unless the
     seat has named one already. A night the rules refuse is left out (logged): the game has
     started, and the seat can name its night on its orders page."""
-    from imtheboss.web.models import Seat
-    from imtheboss.web.service import ServiceError, get_game, load_state, submit
-
     game = get_game(game_id)
     state = load_state(game)
     if not state.options.quiet_hours or state.phase == "game_over":
@@ -249,22 +246,16 @@ def start_nights(game_id: str) -> None:
 def seat_language(seat: Any) -> str:
     """The language ``seat`` reads in: its own (``seats.locale``), else its address's default
     (``players.locale``, ``/me/settings``), else ``""`` (none chosen)."""
-    from imtheboss.web import LANGUAGES
-
-    if seat.locale in LANGUAGES:
+    if seat.locale in languages.CODES:
         return seat.locale
     row = db.session.get(Player, key(seat.email))
-    return row.locale if row is not None and row.locale in LANGUAGES else ""
+    return row.locale if row is not None and row.locale in languages.CODES else ""
 
 
 def page_language() -> str:
     """The language of a page whose browser chose none (``select_locale``): on a game's pages,
     the language of the browser's seat there (``seat_language``); elsewhere the signed-in
     address's default. ``""`` when there is none (or the database cannot say)."""
-    from imtheboss.web import LANGUAGES
-    from imtheboss.web.auth import current_seat
-    from imtheboss.web.models import Seat
-
     gid = (request.view_args or {}).get("gid")
     try:
         if isinstance(gid, str) and "Authorization" not in request.headers:
@@ -276,7 +267,7 @@ def page_language() -> str:
                 return seat_language(seat) if seat is not None else ""
         email = signed_in()
         row = db.session.get(Player, email) if email is not None else None
-        return row.locale if row is not None and row.locale in LANGUAGES else ""
+        return row.locale if row is not None and row.locale in languages.CODES else ""
     except SQLAlchemyError:  # the error page of a database that is down
         db.session.rollback()
         return ""

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from flask import Flask, current_app, request
 from flask.wrappers import Response
 from imtheboss.engine.windows import presence_matters
+from imtheboss.web.auth import current_seat
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from sqlalchemy import or_, update
@@ -65,8 +66,6 @@ def _after(response: Response) -> Response:
     if response.status_code != 200 or not _is_look():
         return response
     gid = (request.view_args or {}).get("gid")
-    from imtheboss.web.auth import current_seat
-
     try:
         seat = current_seat(gid) if isinstance(gid, str) else None
         if seat is not None:

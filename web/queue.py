@@ -127,7 +127,7 @@ def init_queue(app: Flask) -> None:
     """After each commit that made mail, tell the mail worker (``TASKS`` config, default on):
     one ``game_changed`` task. Deadlines need no task: the deadlines workers find them in the
     database. A lost message is recovered by the worker's periodic sweep."""
-    from imtheboss.web.service import on_commit
+    from imtheboss.web.service import on_commit  # cycle: service -> metrics -> queue
 
     if app.config.get("TASKS", True):
         on_commit(app, lambda game_id: send("imtheboss.worker.tasks.game_changed", game_id))

@@ -31,7 +31,6 @@ from imtheboss.web.organiser import checked_text
 from imtheboss.web.service import (
     ENGINE_VERSION,
     ServiceError,
-    _after_commit,
     confirm_game,
     get_game,
     hash_token,
@@ -39,6 +38,7 @@ from imtheboss.web.service import (
     new_token,
     normal_email,
     now_utc,
+    run_after_commit,
     seats_of,
 )
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -118,7 +118,7 @@ def make_rematch(finished_id: str) -> Rematch:
         db.session.add(Notification(**row))
     old.settings = {**old.settings, "next_game": game.id}
     db.session.commit()
-    _after_commit(game.id)
+    run_after_commit(game.id)
     return Rematch(game.id, admin_token)
 
 
@@ -225,4 +225,4 @@ def give_seat(game_id: str, seat_index: int, name: str, email: str) -> None:
     row = invitation(game_id, seat_index, name, link, seat.token_hash, now_utc(), 0)
     db.session.add(Notification(**row))
     db.session.commit()
-    _after_commit(game_id)
+    run_after_commit(game_id)

@@ -14,7 +14,7 @@ from typing import Any
 
 from imtheboss.web import players
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import _after_commit, now_utc
+from imtheboss.web.service import now_utc, run_after_commit
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -101,7 +101,7 @@ def answer(
     except IntegrityError:  # the same reply, answered before (the dedupe key is unique)
         db.session.rollback()
         return False
-    _after_commit(game_id)
+    run_after_commit(game_id)
     return True
 
 

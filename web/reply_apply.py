@@ -32,7 +32,7 @@ from imtheboss.web import outage
 from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import ReplyClaim, Seat, db
-from imtheboss.web.notify import _said
+from imtheboss.web.notify import said_message
 from imtheboss.web.presence import note_presence
 from imtheboss.web.reply_address import (
     BadReplyAddress,
@@ -230,7 +230,7 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return told("refused", line=line, refusal=exc.to_dict())
     if result.duplicate:
         return Outcome("duplicate")
-    said = [_said(event, seat.seat_index) for _seq, event in result.events]
+    said = [said_message(event, seat.seat_index) for _seq, event in result.events]
     return told("done", line=line, messages=said, move=move, cut=cut)
 
 

@@ -271,11 +271,61 @@ def create_game(
     from imtheboss.web import players as defaults_of  # (players imports this module)
 
     opts, the_board = _settings_of(options, board)
+    names, emails = _checked_players(players, starting_orders, languages, zones, creator_zone)
+    creator_email = _checked_creator(creator_email, confirmed)
+    title = _checked_title(title)
+    now = now_utc()
+    chosen_seed = seed
+    seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
+    try:
+        orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
+        events = new_game(names, opts, the_board, seed, now, orders=orders)
+    except SetupError as exc:
+        raise ServiceError(400, "bad_settings", str(exc)) from None
+    game_id = secrets.token_urlsafe(9)
+    admin_token = new_token()
+    seat_tokens = [new_token() for _name in names]
+    start = None
+    if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
+        start = {"board": the_board.to_dict(), "seed": chosen_seed, "orders": starting_orders}
+    game = _game_row(game_id, title, now, opts, the_board, start)
+    game.admin_token_hash = hash_token(admin_token)
+    game.creator_email = creator_email
+    db.session.add(game)
+    seats = list(zip(names, emails, seat_tokens, strict=True))
+    _add_seats(game_id, seats, languages, zones, defaults_of)
+    db.session.flush()
+    base = current_app.config["BASE_URL"].rstrip("/")
+    if confirmed:
+        links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
+        _append(game, events, replay(events), now, links)
+    else:
+        admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
+        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
+        db.session.add(Notification(**row))
+        seat_tokens = []  # never handed out: confirm_game makes the seats' links
+    db.session.commit()
+    run_after_commit(game_id)
+    if confirmed:
+        defaults_of.start_nights(game_id)
+    return CreatedGame(game_id, seat_tokens, admin_token)
+
+
+def _checked_players(
+    players: list[tuple[str, str]],
+    starting_orders: str,
+    chosen_languages: list[str] | None,
+    zones: list[str] | None,
+    creator_zone: str,
+) -> tuple[list[str], list[str]]:
+    """``create_game``'s checks of the table: the pace, each player's language, the zones, the
+    names (stripped) and the addresses (as ``normal_email`` makes them, one seat each). Returns
+    ``(names, emails)`` in seat order. Raises ``ServiceError`` 400 (``bad_settings``)."""
     if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
         raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
     names = [name.strip() for name, _email in players]
-    if languages is not None and (
-        len(languages) != len(names) or not set(languages) <= SEAT_LANGUAGES | {""}
+    if chosen_languages is not None and (
+        len(chosen_languages) != len(names) or not set(chosen_languages) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
             400,
@@ -297,6 +347,12 @@ def create_game(
         raise ServiceError(400, "bad_settings", str(exc)) from None
     if _twice(emails):  # one address, one seat (any case)
         raise ServiceError(400, "bad_settings", already_plays())
+    return names, emails
+
+
+def _checked_creator(creator_email: str, confirmed: bool) -> str:
+    """The organiser's address as ``normal_email`` makes it (``""``: none; required when the
+    game waits for its organiser, ``confirmed=False``). Raises ``ServiceError`` 400."""
     try:
         creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
     except ValueError as exc:
@@ -308,6 +364,12 @@ def create_game(
             "bad_settings",
             _("the organiser's email address is needed: the game starts once you confirm it"),
         )
+    return creator_email
+
+
+def _checked_title(title: str) -> str:
+    """The game's title, control characters made spaces and stripped (``"I'm the Boss!"`` when
+    empty). Raises ``ServiceError`` 400 when longer than ``MAX_TITLE``."""
     title = CONTROL.sub(" ", title or "").strip()
     if len(title) > MAX_TITLE:
         raise ServiceError(
@@ -315,66 +377,58 @@ def create_game(
             "bad_settings",
             _("the title is at most %(num)d characters: make it shorter", num=MAX_TITLE),
         )
-    title = title or DEFAULT_TITLE
-    now = now_utc()
-    chosen_seed = seed
-    seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
-    try:
-        orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
-        events = new_game(names, opts, the_board, seed, now, orders=orders)
-    except SetupError as exc:
-        raise ServiceError(400, "bad_settings", str(exc)) from None
-    game_id = secrets.token_urlsafe(9)
-    admin_token = new_token()
-    seat_tokens = [new_token() for _name in names]
+    return title or DEFAULT_TITLE
+
+
+def _game_row(
+    game_id: str,
+    title: str,
+    now: datetime,
+    opts: Options,
+    the_board: Board,
+    start: dict[str, Any] | None,
+) -> Game:
+    """The ``Game`` row of a new game created at ``now`` (aware UTC): ``active``, or
+    ``unconfirmed`` with ``start`` (what ``confirm_game`` needs to start it: the board, the
+    seed only if the caller chose it, the pace) kept in its settings."""
     settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
-    if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
-        settings["start"] = {
-            "board": the_board.to_dict(),
-            "seed": chosen_seed,
-            "orders": starting_orders,
-        }
-    game = Game(
+    if start is not None:
+        settings["start"] = start
+    return Game(
         id=game_id,
         title=title,
         created_at=now,
-        status="active" if confirmed else "unconfirmed",
+        status="active" if start is None else "unconfirmed",
         settings=settings,
         engine_version=ENGINE_VERSION,
         last_seq=0,
-        admin_token_hash=hash_token(admin_token),
-        creator_email=creator_email,
     )
-    db.session.add(game)
-    chosen = defaults_of.seat_defaults(emails)
-    for i, (name, email) in enumerate(zip(names, emails, strict=True)):
+
+
+def _add_seats(
+    game_id: str,
+    seats: list[tuple[str, str, str]],
+    chosen_languages: list[str] | None,
+    zones: list[str] | None,
+    defaults_of: Any,
+) -> None:
+    """Add the ``Seat`` rows of a new game, ``seats`` being ``(name, email, token)`` in seat
+    order: each with its address's defaults (``defaults_of``: the ``players`` module), the
+    organiser's choice of language and zone on top."""
+    chosen = defaults_of.seat_defaults([email for _name, email, _token in seats])
+    for i, (name, email, token) in enumerate(seats):
         seat = Seat(
             game_id=game_id,
             seat_index=i,
             name=name,
             email=email,
-            token_hash=hash_token(seat_tokens[i]),
+            token_hash=hash_token(token),
         )
         defaults_of.apply_defaults(seat, chosen.get(email))
-        if languages is not None and languages[i]:  # the organiser's choice for this game
-            seat.locale = languages[i]
+        if chosen_languages is not None and chosen_languages[i]:  # the organiser's choice
+            seat.locale = chosen_languages[i]
         _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
-    db.session.flush()
-    base = current_app.config["BASE_URL"].rstrip("/")
-    if confirmed:
-        links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
-        _append(game, events, replay(events), now, links)
-    else:
-        admin_link = f"{base}/g/{game_id}/admin/{admin_token}"
-        row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
-        db.session.add(Notification(**row))
-        seat_tokens = []  # never handed out: confirm_game makes the seats' links
-    db.session.commit()
-    _after_commit(game_id)
-    if confirmed:
-        defaults_of.start_nights(game_id)
-    return CreatedGame(game_id, seat_tokens, admin_token)
 
 
 def _settings_of(
@@ -499,7 +553,7 @@ def confirm_game(game_id: str) -> int:
     game.status = "active"
     _append(game, events, replay(events), now, links)
     db.session.commit()
-    _after_commit(game_id)
+    run_after_commit(game_id)
     defaults_of.start_nights(game_id)
     return len(seats)
 
@@ -640,7 +694,7 @@ def _lock(game_id: str, held: Held | None) -> tuple[LockedGame, list[Any] | None
     return game, tail
 
 
-def _locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
+def locked_state(game: LockedGame, tail: list[Any] | None, held: Held | None) -> GameState:
     """The state of the locked ``game``: ``held`` plus the events after it when the lock read
     those (``base_seq`` is its seq), else ``load_state``. May be ``held``'s own state: read it,
     never change it."""
@@ -737,7 +791,7 @@ def submit(
         db.session.rollback()
         raise
     if result.notified:  # a commit that made no mail tells nobody
-        _after_commit(game_id)
+        run_after_commit(game_id)
     return result
 
 
@@ -754,7 +808,7 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
             raise ServiceError(409, "paused", "the game is paused by its organiser")
         at = now or now_utc()
         cmd = replace(parse_command(seat, command, at), via=via)
-        before = _locked_state(game, tail, held)
+        before = locked_state(game, tail, held)
         try:
             events, state = decide_state(before, cmd)
         except RuleError as exc:
@@ -766,8 +820,8 @@ def _submit(game_id, seat, command, key, now, via="") -> SubmitResult:
         raise
     read, first = replace(game), game.last_seq + 1
     game.status = STATUS_AFTER.get(cmd.do, game.status)  # a pause or a resume (A13)
-    _advance(game, state, game.last_seq + len(events))
-    row = _command_row(game_id, cmd, scope, key, first, game.last_seq)
+    advance_game(game, state, game.last_seq + len(events))
+    row = command_row(game_id, cmd, scope, key, first, game.last_seq)
     if write_command(game, read, row, event_rows(game_id, first, events, at, None)) is None:
         db.session.rollback()  # the key was used before: nothing of this try is kept
         repeated = _repeated(game_id, scope, key, command)
@@ -791,7 +845,7 @@ def _body_of(command: Any) -> dict[str, Any] | None:
     return {"do": command.get("do"), **{k: v for k, v in command.items() if k not in NOT_ARGUMENTS}}
 
 
-def _command_row(
+def command_row(
     game_id: str, cmd: Command, scope: int, key: str, first: int, last: int
 ) -> dict[str, Any]:
     """The ``commands`` row of ``cmd``, which appended the events ``first`` to ``last``."""
@@ -851,12 +905,12 @@ def _append(
     first = game.last_seq + 1
     insert_rows("events", event_rows(game.id, first, events, at, None))
     record_negotiations(game.id, first, events, at)
-    _advance(game, state, first + len(events) - 1)
+    advance_game(game, state, first + len(events) - 1)
     _sync_deadlines(game.id, None, state)
     _outbox(game.id, None, events, state, first, at, links)
 
 
-def _advance(game: Game | LockedGame, state: GameState, seq: int) -> None:
+def advance_game(game: Game | LockedGame, state: GameState, seq: int) -> None:
     """The game row after its events up to ``seq`` (``state``): ``last_seq``, ``over`` at the
     end, the snapshot moved every ``SNAPSHOT_EVERY`` events (and when it is stale)."""
     game.last_seq = seq
@@ -978,7 +1032,9 @@ def on_outbox(app: Any, writer: OutboxWriter) -> None:
     app.extensions.setdefault("imtheboss.outbox_writers", []).append(writer)
 
 
-def _after_commit(game_id: str) -> None:
+def run_after_commit(game_id: str) -> None:
+    """Run the registered after-commit hooks for ``game_id`` (the worker's delivery); a hook
+    that fails is logged, never raised: the game's commit stands."""
     for hook in current_app.extensions.get("imtheboss.after_commit", []):
         try:
             hook(game_id)
@@ -1104,7 +1160,7 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     )
     email = seat.email
     _organiser_act(game, "resend_invitation", {"seat": seat_index}, now)
-    _after_commit(game_id)
+    run_after_commit(game_id)
     return email
 
 
@@ -1115,7 +1171,7 @@ def already_plays() -> str:
 
 def _twice(emails: list[str]) -> bool:
     """Whether one player (``players.key``: any case) has two of ``emails``."""
-    from imtheboss.web.players import key
+    from imtheboss.web.players import key  # (players imports this module)
 
     keys = [key(email) for email in emails]
     return len(set(keys)) != len(keys)
@@ -1124,7 +1180,7 @@ def _twice(emails: list[str]) -> bool:
 def plays_here(email: str, others: list[str]) -> bool:
     """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
     other seats)."""
-    from imtheboss.web.players import key
+    from imtheboss.web.players import key  # (players imports this module)
 
     return key(email) in {key(other) for other in others}
 
@@ -1160,7 +1216,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
         )
     )
     _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
-    _after_commit(game_id)
+    run_after_commit(game_id)
 
 
 def _seat_of(game_id: str, seat_index: int) -> Seat:

@@ -55,6 +55,7 @@ from imtheboss.web import players
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.models import db
 from imtheboss.web.players import SignInLink
+from imtheboss.web.queue import send
 from imtheboss.web.service import ServiceError, normal_email, now_utc
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
@@ -189,8 +190,6 @@ def _queue(row_id: str) -> None:
     that cannot be reached is logged; the player may ask again."""
     if not current_app.config.get("TASKS", True):
         return
-    from imtheboss.web.queue import send
-
     try:
         send(TASK, row_id)
     except Exception:  # the broker is down: the answer stays the same

@@ -4,7 +4,7 @@
   events after its snapshot (a ``json_agg`` subquery), or after the state this process holds
   (``STATES``: then the snapshot is not sent at all). That subquery reads in the statement's
   view: when the lock was waited for, events committed meanwhile are missing, so the caller
-  counts them (``service.load_state``, ``service._locked_state``) and reads them again if short.
+  counts them (``service.load_state``, ``service.locked_state``) and reads them again if short.
 - ``write_command``: the command's row (its idempotency key checked by the unique constraint,
   ``ON CONFLICT DO NOTHING``), its events and the game row's changes. On PostgreSQL that is one
   statement (data-modifying ``WITH``: the events and the update happen only if the command row
@@ -50,7 +50,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 @dataclass
 class LockedGame:
     """What a submit reads of the game row it locked, and changes: the columns
-    ``service.load_state`` and ``service._advance`` use, no ORM object. ``base_seq``: the
+    ``service.load_state`` and ``service.advance_game`` use, no ORM object. ``base_seq``: the
     events read with the lock are those after it: the snapshot's, or the held state's (then
     ``snapshot`` is ``None``, not read)."""
 
@@ -134,12 +134,12 @@ def lock_game(game_id: str, held: Held | None) -> tuple[LockedGame | None, list[
 @cache
 def _lock_statement(with_tail: bool) -> Select:
     have, at = bindparam("have", type_=Integer), bindparam("at", type_=UTCDateTime)
-    columns = _lock_columns(have, at, with_tail)
+    columns = lock_columns(have, at, with_tail)
     game = Game.__table__.c
     return select(*columns).where(game.id == bindparam("game_id")).with_for_update()
 
 
-def _lock_columns(have: Any, at: Any, with_tail: bool, outer: tuple[Any, ...] = ()) -> list[Any]:
+def lock_columns(have: Any, at: Any, with_tail: bool, outer: tuple[Any, ...] = ()) -> list[Any]:
     """The columns ``lock_game`` reads (``LockedGame``'s, then the tail when ``with_tail``),
     for a held state of event ``have`` written at ``at`` (SQL expressions, of the games table
     or of the ``outer`` FROMs beside it)."""

@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any
 
 from imtheboss.web.models import SERVER_SCOPE, CommandRecord, Game, UTCDateTime, db
-from imtheboss.web.store import Held, LockedGame, _lock_columns
+from imtheboss.web.store import Held, LockedGame, lock_columns
 from sqlalchemy import (
     JSON,
     Integer,
@@ -81,7 +81,7 @@ def _lock_many_statement() -> Select:
         command.scope == SERVER_SCOPE,
         command.idempotency_key == wanted.c.key,
     )
-    columns = _lock_columns(wanted.c.have, wanted.c.at, True, (wanted,))
+    columns = lock_columns(wanted.c.have, wanted.c.at, True, (wanted,))
     return (
         select(*columns, used)
         .join_from(Game.__table__, wanted, wanted.c.game_id == game.id)
@@ -92,7 +92,7 @@ def _lock_many_statement() -> Select:
 
 def write_commands(commands: list[dict[str, Any]]) -> set[str]:
     """Insert each command's row and its events and write its game row, in one statement.
-    ``commands``: the ``commands`` columns (``service._command_row``) and ``events`` (the
+    ``commands``: the ``commands`` columns (``service.command_row``) and ``events`` (the
     ``store.event_rows`` of the command), ``status``, ``moved`` (whether the snapshot moved),
     ``snapshot`` and ``snapshot_seq`` (the game row after it), ``checkpoint`` (whether the
     snapshot is also kept as a checkpoint: ``store.checkpoint_due``). A command whose key was

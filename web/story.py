@@ -21,7 +21,7 @@ from flask_babel import Babel, force_locale, get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
-from imtheboss.web import display, timeline
+from imtheboss.web import display
 
 TEXTS: dict[str, Any] = {
     "game_started": lazy_gettext(
@@ -134,6 +134,19 @@ TEXTS: dict[str, Any] = {
     "unknown": lazy_gettext("Something happened in the game"),
 }
 """The sentence of every message id ``imtheboss.engine.history.message`` makes."""
+
+# Why a deal failed (``deal_failed``'s ``reason``), as the story, the deal pages and mail say it.
+FAIL_REASONS = {
+    "declared": lazy_gettext("the boss declared it failed"),
+    "deadline": lazy_gettext("the negotiation deadline passed with requirements unmet"),
+    "turn_deadline": lazy_gettext(
+        "opened for the player at their turn deadline (they had to open a deal); failed at once"
+    ),
+    "requirements_not_met": lazy_gettext("the requirements were not met"),
+    "proxy": lazy_gettext(
+        "opened by the server for a player away too long, who had to open a deal; failed at once"
+    ),
+}
 
 END_REASONS = {
     "last_tile": lazy_gettext("the last deal tile was taken"),
@@ -453,7 +466,7 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "zone":  # a seat's night (A12): the zone as players read it, not its raw name
         return display.zone_text(value)
     if key == "reason":
-        found = END_REASONS.get(value) or timeline.FAIL_REASONS.get(value)
+        found = END_REASONS.get(value) or FAIL_REASONS.get(value)
         return str(found) if found is not None else str(value)
     if key == "kind":
         return str(EFFECT_KINDS.get(value, value))

@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
-from imtheboss.web import negotiations, pages, story, story_read, threads, timeline
+from imtheboss.web import negotiations, pages, story, story_read, threads
 from imtheboss.web.service import load_state, require_confirmed
 
 bp = Blueprint("story", __name__)
@@ -62,7 +62,7 @@ def story_page(gid: str) -> str:
         words=story.card_words,
         outcomes=OUTCOMES,
         filled=_filled,
-        fail_reasons=timeline.FAIL_REASONS,
+        fail_reasons=story.FAIL_REASONS,
     )
     return render_template("story.html", **ctx)
 

@@ -16,7 +16,7 @@ from flask_babel import gettext as _
 from imtheboss.engine import prices
 from imtheboss.engine.events import Event
 from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
-from imtheboss.web import story  # story and this module use each other's names at call time
+from imtheboss.web import story
 
 EVENT_KINDS: dict[str, tuple[str, Any]] = {
     # type: (icon, label)
@@ -61,17 +61,6 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
 # Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.
 SEAT_EVENTS = frozenset({"seat_away", "orders_set", "night_set", "proxy_scheduled"})
 
-FAIL_REASONS = {
-    "declared": lazy_gettext("the boss declared it failed"),
-    "deadline": lazy_gettext("the negotiation deadline passed with requirements unmet"),
-    "turn_deadline": lazy_gettext(
-        "opened for the player at their turn deadline (they had to open a deal); failed at once"
-    ),
-    "requirements_not_met": lazy_gettext("the requirements were not met"),
-    "proxy": lazy_gettext(
-        "opened by the server for a player away too long, who had to open a deal; failed at once"
-    ),
-}
 
 WAIT_REASONS = {
     "place_marker": lazy_gettext("to place the marker"),

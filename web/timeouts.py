@@ -34,10 +34,10 @@ from imtheboss.web.models import SERVER_SCOPE, db
 from imtheboss.web.negotiations import record as record_negotiations
 from imtheboss.web.notify import notifications_for
 from imtheboss.web.service import (
-    _advance,
-    _command_row,
-    _locked_state,
+    advance_game,
+    command_row,
     deadline_changes,
+    locked_state,
     now_utc,
 )
 from imtheboss.web.store import (
@@ -120,7 +120,7 @@ def _decide(game_id: str, key: str, found: Any, held: Held | None, at: datetime)
     if game.status in ("paused", "unconfirmed"):
         return "paused" if game.status == "paused" else "failed"
     try:
-        before = _locked_state(game, tail, held)
+        before = locked_state(game, tail, held)
         events, state = decide_state(before, Command("timeout", None, {}, at))
     except RuleError as exc:
         if exc.code in QUIET:
@@ -131,7 +131,7 @@ def _decide(game_id: str, key: str, found: Any, held: Held | None, at: datetime)
         logger.exception("deadline of game %s failed to fire", game_id)
         return "failed"
     read, first = replace(game), game.last_seq + 1
-    _advance(game, state, game.last_seq + len(events))
+    advance_game(game, state, game.last_seq + len(events))
     return Decided(game, read, before, state, events, first, key)
 
 
@@ -145,7 +145,7 @@ def _write(decided: list[Decided], at: datetime) -> list[Any]:
     opened_at = now_utc()
     for one in decided:
         game = one.game
-        row = _command_row(
+        row = command_row(
             game.id,
             Command("timeout", None, {}, at),
             SERVER_SCOPE,

@@ -25,7 +25,7 @@ from typing import Any
 from celery import Celery, Task, signals
 from celery.beat import PersistentScheduler
 from flask import Flask
-from imtheboss.web import logs
+from imtheboss.web import create_app, logs
 from imtheboss.web.models import db
 from imtheboss.web.queue import broker_settings
 from imtheboss.web.settings import Settings, SettingsError
@@ -40,8 +40,6 @@ def flask_app() -> Flask:
     release step does)."""
     global _flask_app
     if _flask_app is None:
-        from imtheboss.web import create_app
-
         _flask_app = create_app({"AUTO_MIGRATE": False, "TASKS": False})
     return _flask_app
 

@@ -174,7 +174,7 @@ class Firing(bootsteps.StartStopStep):
         return "deadlines" in parent.app.amqp.queues.consume_from
 
     def start(self, parent) -> None:
-        from imtheboss.worker.celery_app import flask_app
+        from imtheboss.worker.celery_app import flask_app  # cycle: celery_app imports Firing
 
         app = flask_app()
         count = int(app.config["DEADLINE_THREADS"])

@@ -24,7 +24,7 @@ import threading
 import time
 
 from flask import Flask
-from imtheboss.web import outage
+from imtheboss.web import create_app, outage
 from imtheboss.web.reply_apply import apply_reply
 
 IDLE_MAX = 25 * 60  # seconds: below the 29 minutes after which servers may drop an idle client
@@ -163,8 +163,6 @@ def run(app: Flask, stop: threading.Event) -> None:
 def main() -> None:
     """Poll the mailbox of the settings until SIGTERM or SIGINT (without ``IMAP_HOST``, wait
     doing nothing, so a process manager that starts every Procfile line keeps running)."""
-    from imtheboss.web import create_app
-
     app = create_app()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,7 +24,7 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from flask import Flask
-from imtheboss.web import outage
+from imtheboss.web import create_app, outage
 from imtheboss.web.reply_address import BadReplyAddress, read_address
 from imtheboss.web.reply_apply import apply_reply
 
@@ -88,8 +88,6 @@ def controller(app: Flask, host: str | None = None, port: int | None = None) -> 
 
 def main() -> None:
     """Serve until SIGTERM or SIGINT."""
-    from imtheboss.web import create_app
-
     app = create_app()
     # aiosmtpd logs every recipient at INFO: a reply address is a capability, kept out of logs
     logging.getLogger("mail.log").setLevel(logging.WARNING)

@@ -22,11 +22,13 @@ from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
+from imtheboss.engine.views import view
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
+from imtheboss.web.orders_page import pace_sentence
 from imtheboss.web.reply_choices import has_stop_card
 from imtheboss.web.reply_mail import reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
@@ -116,7 +118,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     if first.kind == "invited":
         context["invite"] = _invitation(game, seat, context["players"])
     by = subject_time(due, seat.timezone, now_utc()) if due else None
-    msg = _message(subject(game, thread, what, by), seat.email)
+    msg = new_message(subject(game, thread, what, by), seat.email)
     thread_headers(msg, game, thread)
     reply_to = context["reply"].address if context["reply"] else seat_address(game, seat)
     if reply_to:
@@ -124,7 +126,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Id"] = list_id(game)
     msg["List-Unsubscribe"] = f"<{unsubscribe}>"
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    _parts(msg, "email/notification", context)
+    add_parts(msg, "email/notification", context)
     return msg
 
 
@@ -199,9 +201,6 @@ def _pace_words(game: Game, seat: Seat) -> str | None:
     """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
     to change them in one tap; ``None`` while the game has not started (a rematch's call to
     join: its orders are not set yet)."""
-    from imtheboss.engine.views import view
-    from imtheboss.web.orders_page import pace_sentence
-
     if game.last_seq == 0 or game.status == "unconfirmed":
         return None
     orders = view(load_state(game), seat.seat_index)["you"]["orders"]
@@ -216,7 +215,7 @@ def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
     return has_stop_card(load_state(game), seat.seat_index)
 
 
-def _message(subject: str, to: str) -> EmailMessage:
+def new_message(subject: str, to: str) -> EmailMessage:
     """A message with the headers every email has: Subject, From (its name in the mail's
     language: ``sender``), To, Date, Message-ID and ``Auto-Submitted: auto-generated`` (RFC
     3834: no vacation responder answers it). Raises ``MailFailure`` (``bad_address``) when
@@ -242,7 +241,7 @@ def sender() -> Address:
     return Address(display_name=name, addr_spec=configured.addr_spec)
 
 
-def _parts(msg: EmailMessage, template: str, context: dict) -> None:
+def add_parts(msg: EmailMessage, template: str, context: dict) -> None:
     """The plain-text and HTML parts from ``template`` + ``.txt`` / ``.html``."""
     msg.set_content(render_template(f"{template}.txt", **context))
     msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
@@ -286,7 +285,7 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
     ``seat_passed``: the notice to a player whose seat the organiser passed to someone else.
     Raises ``ValueError`` for another kind."""
     if row.kind == "reply_answer":
-        return compose_answer(game, row, _message, _parts)
+        return compose_answer(game, row, new_message, add_parts)
     g.locale = row.body.get("locale") if row.body.get("locale") in LOCALES else "en"
     base = current_app.config["BASE_URL"].rstrip("/")
     if row.kind == "organiser":
@@ -303,6 +302,6 @@ def compose_addressed(game: Game, row: Notification) -> EmailMessage:
         context = {"game": game, "name": row.body.get("name", ""), "base": base}
     else:
         raise ValueError(f"no mail for a {row.kind!r} row to an address")
-    msg = _message(subject, row.to_email or "")
-    _parts(msg, f"email/{row.kind}", context)
+    msg = new_message(subject, row.to_email or "")
+    add_parts(msg, f"email/{row.kind}", context)
     return msg

@@ -81,7 +81,7 @@ def send(request: Request) -> ssrf.Reply:
 
 def deliver(row: OutboundPost, game: Game) -> Outcome:
     """Compose and post ``row`` (claimed ``sending``) by its channel."""
-    from imtheboss.worker import push, webhooks
+    from imtheboss.worker import push, webhooks  # cycle: both import this module's Outcome
 
     channel = webhooks if row.webhook_id is not None else push
     return channel.deliver(row, game)

@@ -20,7 +20,7 @@ from imtheboss.web import players
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import SignInLink
 from imtheboss.web.signin import sign_in_link
-from imtheboss.worker.mail import LOCALES, _message, _parts
+from imtheboss.worker.mail import LOCALES, add_parts, new_message
 from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import select
 
@@ -45,13 +45,13 @@ def compose_sign_in(row: SignInLink) -> EmailMessage:
     ``MailFailure`` (``bad_address``)."""
     g.locale = row.locale if row.locale in LOCALES else "en"
     minutes = max(1, int(float(current_app.config["SIGN_IN_LINK_SECONDS"]) // 60))
-    msg = _message(_("[I'm the Boss!] your sign-in link"), row.email)
+    msg = new_message(_("[I'm the Boss!] your sign-in link"), row.email)
     context = {
         "link": sign_in_link(row),
         "minutes": minutes,
         "base": current_app.config["BASE_URL"].rstrip("/"),
     }
-    _parts(msg, "email/sign_in", context)
+    add_parts(msg, "email/sign_in", context)
     return msg
 
 

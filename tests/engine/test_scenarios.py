@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from helpers_core import scenario_doc, write_json
-from imtheboss.engine.cli import main
 from imtheboss.engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
+from imtheboss.worker.cli import main
 
 OURS = Path(__file__).resolve().parents[1] / "scenarios"
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from helpers_wait import free_port
-from imtheboss.engine.cli import main
 from imtheboss.web import hooks
 from imtheboss.web.doctor import findings
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound import OutboundPost
 from imtheboss.web.service import create_game, set_status
+from imtheboss.worker.cli import main
 from sqlalchemy import update
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]

@@ -127,7 +127,7 @@ def test_dates_in_japanese(app) -> None:
 
 
 def test_the_command_line_speaks_japanese(capsys) -> None:
-    from imtheboss.engine.cli import main
+    from imtheboss.worker.cli import main
 
     main(["simulate", "--players", "3", "--seed", "1", "--lang", "ja"])
     assert "でゲームが始まります" in capsys.readouterr().out

@@ -1,6 +1,11 @@
-"""The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate``, ``verify FILE`` and
-``doctor`` (the operator's list of what is stuck: ``imtheboss.web.doctor``, imported only when
-it runs, so the engine itself imports nothing of the web side).
+"""The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate``, ``verify FILE``, ``mail
+preview`` and ``doctor`` (the operator's list of what is stuck).
+
+It lives here, in the outermost room, because it speaks all three: the engine's rules, the web's
+words (the simulation's log and the verify report in a language) and the worker's mail. The
+engine imports nothing of web/ or worker/ (``tests/test_layers.py``). The web and worker modules
+are imported only by the command that needs them, so ``scenario`` and ``simulate --json`` start
+without Flask or Celery.
 
 Exit codes: 0 success; 1 a scenario's expectations do not hold, or a game record departs from
 its seed (``verify``: the first difference is printed); 2 bad input (unreadable or malformed
@@ -17,7 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from imtheboss.engine.languages import CODES, DEFAULT
+from imtheboss.engine.record import game_record, read_record
 from imtheboss.engine.scenario import ScenarioError, check_scenario, load_scenario, run_scenario
+from imtheboss.engine.simulate import SimulationError, simulate
+from imtheboss.engine.verify import verify
 
 
 def _scenario(args: argparse.Namespace) -> int:
@@ -41,7 +49,6 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from imtheboss.engine.simulate import SimulationError, simulate
 
     try:
         game = simulate(args.players, args.seed, variants=args.variant, bots=args.bot)
@@ -49,11 +56,9 @@ def _simulate(args: argparse.Namespace) -> int:
         print(f"imtheboss: {exc}", file=sys.stderr)
         return 2
     if args.json:  # the game's record (docs/export.md), as the server exports a finished game
-        from imtheboss.engine.record import game_record
-
         print(json.dumps(game_record(game.events), ensure_ascii=False))
         return 0
-    from imtheboss.web.story import simulation_log, speaking
+    from imtheboss.web.story import simulation_log, speaking  # lazy: scenario starts without Flask
 
     s = game.state
     with speaking(args.lang):
@@ -63,10 +68,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from imtheboss.engine.record import read_record
-    from imtheboss.engine.verify import verify
-    from imtheboss.web.story import speaking
-    from imtheboss.web.verify_report import (
+    from imtheboss.web.story import speaking  # lazy: scenario starts without Flask
+    from imtheboss.web.verify_report import (  # lazy: scenario starts without Flask
         bad_hash_text,
         record_error_text,
         unreadable_text,
@@ -93,8 +96,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _mail(args: argparse.Namespace) -> int:
-    # the worker composes mail: imported here only, so the engine imports nothing of it
-    from imtheboss.worker.mail_preview import preview
+    from imtheboss.worker.mail_preview import preview  # lazy: scenario starts without Celery
 
     for path in preview(args.lang, Path(args.out)):
         print(path)
@@ -102,7 +104,7 @@ def _mail(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from imtheboss.web.doctor import run
+    from imtheboss.web.doctor import run  # lazy: scenario starts without Flask
 
     return run(args)
 
