@@ -236,7 +236,7 @@ def test_a_deal_in_the_browser(app, live_server: str, browser: Browser, screensh
     expect(window).to_contain_text("Still to answer (stop or let it happen):")
     shoot(stopper.page, screenshots / "game-stop-window-phone.png", PHONE)
     shoot(stopper.page, screenshots / "game-stop-window-desktop.png", DESKTOP)
-    stopper.act(
+    stopper.confirm(  # a stop card cannot be taken back: it asks first
         stopper.live.get_by_role("button", name=re.compile(r"^Stop ")),
         f"{stopper.name} plays a stop card: the pending card is cancelled",
     )

@@ -281,7 +281,10 @@ def _check_story(stack: Stack, gid: str, mails: list[Mail], events: list) -> Non
         text = " ".join(mail.text.split())
         # with a stop card: "If you do not answer in time, you let it happen."; without one:
         # "... you can only let it happen; if you do not answer in time, you let it happen too."
-        assert re.search(r"[Ii]f you do not answer in time, you let it happen", text), text
+        # (a reminder: "If you do not answer, you let it happen.")
+        assert re.search(r"[Ii]f you do not answer( in time)?, you let it happen", text), text
+        if mail.subject.startswith("Reminder") or "- Reminder:" in text:
+            continue  # a reminder of the window the first mail described
         assert re.search(rf"({'|'.join(NAMES)}) plays ", text), text
         # on whose card ("of Ben", "your investor"), or a boss card
         assert re.search(r" of |boss card|your investor", text), text
