@@ -119,6 +119,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     from imtheboss.web import refusals
 
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
+    from imtheboss.web.display import bot_name
+
+    app.jinja_env.globals.update(bot_name=bot_name)  # A13: "Ann (bot)"
     from imtheboss.web.limits import init_limits
 
     init_limits(app)

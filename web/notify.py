@@ -474,4 +474,11 @@ def notifications_for(
                         at,
                     )
                 )
-    return rows
+    return to_people(rows, state)
+
+
+def to_people(rows: list[dict[str, Any]], state: GameState) -> list[dict[str, Any]]:
+    """``rows`` without those of bot seats (A13: a bot gets no invitation, mail nor push; it
+    reads the game, not its inbox); rows to an address (``seat_index`` -1) stay."""
+    bots = state.bots
+    return [r for r in rows if r["seat_index"] < 0 or not bots[r["seat_index"]]]
