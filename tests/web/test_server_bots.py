@@ -19,7 +19,7 @@ from imtheboss.engine.record import read_record
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.verify import verify
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import bots
+from imtheboss.web import bots, rematch
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.records import game_export
 from imtheboss.web.service import (
@@ -29,6 +29,7 @@ from imtheboss.web.service import (
     get_game,
     load_events,
     load_state,
+    seats_of,
     submit,
 )
 from sqlalchemy import func, select
@@ -186,6 +187,15 @@ def test_the_export_of_a_bot_game_verifies(app, clock) -> None:
     assert record["events"][0]["event"]["bots"] == BOT_SEATS
     assert any(e["event"].get("via") == "bot" for e in record["events"])
     assert verify(read_record(record)).ok
+    # the rematch keeps the bot seats: no mail to them, their yes given, bots again
+    with app.app_context():
+        next_id = rematch.make_rematch(gid).game_id
+        asked = {seat for seat, kind in _notified(app, next_id)}
+        assert asked == {0, 1}
+        for seat in seats_of(next_id)[:2]:
+            started = rematch.answer(next_id, seat, True)
+        assert started
+        assert load_state(get_game(next_id)).bots == [False, False, True, True, True]
 
 
 # -- creation by the form and the API, passing a seat to a bot and back ------------------------
