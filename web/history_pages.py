@@ -13,7 +13,7 @@ from flask import (
 )
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
-from imtheboss.web import display, negotiations, story, timeline
+from imtheboss.web import negotiations, story, timeline
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.notify import ANSWER_KINDS
 from imtheboss.web.pages import bp, frame, seat_only, viewer
@@ -40,7 +40,7 @@ def history(gid: str) -> str:
         page = 1
     upto = game.last_seq - (page - 1) * HISTORY_PAGE
     after = max(0, upto - HISTORY_PAGE)
-    players = negotiations.names_by_seq(gid, display.shown_names(state))
+    players = negotiations.names_by_seq(gid, state)
     since = negotiations.handed_over(gid, seat)  # A13: the old player's events are not the new's
     rows = [
         timeline.event_row(seq, at, ev, players, seat if seq > since else None)

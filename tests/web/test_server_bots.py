@@ -19,7 +19,7 @@ from imtheboss.engine.record import read_record
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.verify import verify
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import bots, rematch
+from imtheboss.web import bots, negotiations, rematch
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.records import game_export
 from imtheboss.web.service import (
@@ -293,6 +293,7 @@ def test_a_seat_passes_to_a_bot_and_back(app, clock) -> None:
     )
     assert last.status_code == 409 and last.get_json()["error"]["code"] == "bots_only"
     assert _state(app, gid).bots == [False, True, True]
+    assert "Ben (bot)" in admin.get(f"/g/{gid}/history").text  # named as a bot on the pages
     back = {"seat": 2, "name": "Fay", "email": "fay@example.org", "idempotency_key": "r1"}
     person = api.post(f"/api/games/{gid}/organiser/replace", json=back, headers=bearer)
     assert person.status_code == 201, person.get_json()
@@ -303,4 +304,10 @@ def test_a_seat_passes_to_a_bot_and_back(app, clock) -> None:
     kinds = [e.type for e in events]
     assert kinds.count("seat_to_bot") == 2 and "seat_replaced" in kinds
     assert replay(events).bots == state.bots  # the replay knows who is a bot
+    handed = next(i + 1 for i, e in enumerate(events) if e.type == "seat_replaced")
+    with app.test_request_context():
+        names = negotiations.names_by_seq(gid, state)  # each event's names as it met them
+    assert names.current == ["Ann", "Ben (bot)", "Fay"]
+    assert names.at(1) == ["Ann", "Ben", "Cleo"]
+    assert names.at(handed - 1) == ["Ann", "Ben (bot)", "Cleo (bot)"]
     assert (2, "invited") in _notified(app, gid)  # Fay is invited: a person again
