@@ -1149,7 +1149,7 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     Returns that address. Raises ``ServiceError`` 404, or 409 before the game is confirmed."""
     game = get_game(game_id, lock=True)
     require_confirmed(game)
-    seat = _seat_of(game_id, seat_index)
+    seat = _person_seat_of(game_id, seat_index)
     token = new_token()
     seat.token_hash = hash_token(token)
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
@@ -1200,7 +1200,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
         raise ServiceError(400, "bad_email", str(exc)) from None
     game = get_game(game_id, lock=True)
     require_confirmed(game)
-    seat = _seat_of(game_id, seat_index)
+    seat = _person_seat_of(game_id, seat_index)
     old = seat.email
     if email == old:
         db.session.rollback()
@@ -1220,6 +1220,25 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     )
     _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
     _after_commit(game_id)
+
+
+def _person_seat_of(game_id: str, seat_index: int) -> Seat:
+    """``_seat_of`` for an act on a person's seat (its address, its invitation). Raises
+    ``ServiceError`` 404, or 409 ``bot_seat`` for a bot seat (A13: it has no address; the
+    transaction rolled back)."""
+    seat = _seat_of(game_id, seat_index)
+    if not seat.email:
+        db.session.rollback()
+        raise ServiceError(
+            409,
+            "bot_seat",
+            _(
+                "A bot plays this seat: it has no address. To give the seat to a person, pass it"
+                " to a new player."
+            ),
+            "A13",
+        )
+    return seat
 
 
 def _seat_of(game_id: str, seat_index: int) -> Seat:

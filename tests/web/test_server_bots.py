@@ -29,7 +29,9 @@ from imtheboss.web.service import (
     get_game,
     load_events,
     load_state,
+    resend_invitation,
     seats_of,
+    set_seat_email,
     submit,
 )
 from sqlalchemy import func, select
@@ -294,6 +296,12 @@ def test_a_seat_passes_to_a_bot_and_back(app, clock) -> None:
     assert last.status_code == 409 and last.get_json()["error"]["code"] == "bots_only"
     assert _state(app, gid).bots == [False, True, True]
     assert "Ben (bot)" in admin.get(f"/g/{gid}/history").text  # named as a bot on the pages
+    assert "Ben (bot)" in admin.get(f"/g/{gid}").text
+    with app.app_context():
+        for act in (lambda: resend_invitation(gid, 1), lambda: set_seat_email(gid, 1, "b@x.org")):
+            with pytest.raises(ServiceError) as no_address:
+                act()
+            assert no_address.value.status == 409 and no_address.value.code == "bot_seat"
     back = {"seat": 2, "name": "Fay", "email": "fay@example.org", "idempotency_key": "r1"}
     person = api.post(f"/api/games/{gid}/organiser/replace", json=back, headers=bearer)
     assert person.status_code == 201, person.get_json()
