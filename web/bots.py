@@ -58,8 +58,9 @@ def play(game_id: str, state: GameState | None = None) -> int:
     """Let the bot seats of ``game_id`` act until none has anything to do (at most
     ``MAX_ACTS`` commands). ``state``: the game's state just committed, when the caller has it
     (else it is loaded). Returns the commands appended. A command the rules refuse (another
-    process moved the game meanwhile) ends the round: the next commit lets the bots act
-    again. Never raises a ``ServiceError``."""
+    process moved the game meanwhile), or one another process appended already (its key),
+    ends the round: the next commit lets the bots act again. Never raises a
+    ``ServiceError``."""
     acts = 0
     for _ in range(MAX_ACTS):
         if state is None:
@@ -80,8 +81,10 @@ def play(game_id: str, state: GameState | None = None) -> int:
         except ServiceError as exc:
             logger.info("bot of seat %s in game %s: %s (%s)", seat, game_id, exc.code, command)
             return acts
+        if result.duplicate or not result.events:  # another process made it: it plays on
+            return acts
         acts += 1
-        state = None if result.duplicate else result.state
+        state = result.state
     logger.warning("bots of game %s made %d commands in one round", game_id, acts)
     return acts
 
