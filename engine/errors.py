@@ -32,6 +32,7 @@ CODES = frozenset(
         "deadline_passed",  # a new influence card after the negotiation deadline (A4)
         "not_due",  # a timeout before any deadline has passed (A4-A6)
         "game_over",  # any command after the game ended (R7.2)
+        "bots_only",  # a seat passed to a bot would leave no person at the table (A13)
     }
 )
 

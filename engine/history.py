@@ -291,6 +291,7 @@ _MAKERS: dict[str, Maker] = {
     "proxy_started": _simple("proxy_started", "seat"),
     "window_extended": _window_extended,
     "seat_replaced": _simple("seat_replaced", "was", "name"),
+    "seat_to_bot": _simple("seat_to_bot", "seat"),
     "game_paused": _simple("organiser_paused"),
     "game_resumed": _simple("organiser_resumed"),
     "seat_email_changed": _simple("organiser_changed_email", "seat"),

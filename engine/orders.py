@@ -265,6 +265,14 @@ def pace_orders(pace: str) -> Orders:
     return PACES[pace]
 
 
+BOT_PACE = "brisk"  # A13: a bot seat's standing orders are this pace's (posted prices, limits)
+
+
+def bot_orders() -> Orders:
+    """The standing orders of a bot seat (A13): those of the pace ``BOT_PACE``."""
+    return PACES[BOT_PACE]
+
+
 def pace_of(orders: Orders) -> str | None:
     """The pace whose starting orders ``orders`` are, or ``None`` (the seat changed them)."""
     return next((name for name, o in PACES.items() if o == orders), None)

@@ -17,6 +17,11 @@ the same deadlines without reading a clock or a time zone.
   ``seat_replaced`` ``{"seat", "name", "was", "at"}``: the state names the seat ``name`` from
   then on; the new player starts afresh (not away, no misses, the recommended standing orders
   as a new seat of a server game, no night), with the seat's hand, money and investor cards.
+  A bot seat passed to a person this way is a person's again.
+- ``pass_to_bot`` ``{"seat": n}``: the server's bot plays the seat from now on (the seat keeps
+  its name, cards and money; its standing orders become ``orders.bot_orders``). Refused when
+  the seat is a bot's already, or when no seat would be left to a person (a game of bots only).
+  Event ``seat_to_bot`` ``{"seat", "at"}``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 ORGANISER_COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "extend_window": (frozenset({"minutes", "reason"}), frozenset({"window", "seat"})),
     "replace_player": (frozenset({"seat", "name"}), frozenset()),
+    "pass_to_bot": (frozenset({"seat"}), frozenset()),
     "pause_game": (frozenset(), frozenset()),
     "resume_game": (frozenset(), frozenset()),
     "change_email": (frozenset({"seat"}), frozenset()),
@@ -132,6 +138,18 @@ def _replace_player(ctx: Ctx) -> None:
     ctx.emit("seat_replaced", data, None)
 
 
+def _pass_to_bot(ctx: Ctx) -> None:
+    """A13: the server's bot plays the seat from now on; a person must be left at the table."""
+    seat = seat_arg(ctx, ctx.cmd.args["seat"])
+    if ctx.s.bots[seat]:
+        raise RuleError("bad_command", "a bot plays that seat already", "A13")
+    if sum(not b for b in ctx.s.bots) <= 1:
+        raise RuleError(
+            "bots_only", "a game of bots only is refused: one seat is a person's", "A13"
+        )
+    ctx.emit("seat_to_bot", {"seat": seat, "at": format_time(ctx.at)}, None)
+
+
 def _noted(ctx: Ctx) -> None:
     """A13: an act of the organiser that changes no rule's state, told to the table."""
     kind, names_seat = NOTED[ctx.cmd.do]
@@ -142,5 +160,6 @@ def _noted(ctx: Ctx) -> None:
 HANDLERS = {
     "extend_window": _extend_window,
     "replace_player": _replace_player,
+    "pass_to_bot": _pass_to_bot,
     **{do: _noted for do in NOTED},
 }

@@ -14,7 +14,7 @@ from imtheboss.engine.board import LETTERS, Board
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE, SHORT_GAME_REMOVED_TILES
 from imtheboss.engine.events import Event
 from imtheboss.engine.options import Options
-from imtheboss.engine.orders import NO_ORDERS, Orders, OrdersError
+from imtheboss.engine.orders import NO_ORDERS, Orders, OrdersError, bot_orders
 from imtheboss.engine.rng import seed_hash, shuffled
 from imtheboss.engine.state import format_time
 
@@ -55,12 +55,15 @@ def new_game(
     at: datetime,
     forced_dice: Sequence[int] = (),
     orders: Sequence[Orders] | None = None,
+    bots: Sequence[int] = (),
 ) -> list[Event]:
     """R2 setup: investors dealt at random (R2.2), deck shuffled, 5 cards each (R2.3), first
     player places the marker (R2.4). Two players play by the two-player rules (V9 is added to
     ``options``, R2.1). ``orders``: each seat's standing orders to start with (A10; none by
-    default). Returns ``[game_started]``. Raises ``SetupError``."""
+    default). ``bots``: the bot seats (A13, seat indexes; the server's bot plays them), at
+    least one seat left to a person. Returns ``[game_started]``. Raises ``SetupError``."""
     _check_players(players, options)
+    bot_seats = check_bots(bots, len(players))
     options = options.for_players(len(players))
     n = len(players)
     per_seat = {2: 3, 3: 2}.get(n, 1)
@@ -89,9 +92,28 @@ def new_game(
             marker=None,
             active=first_player(investors),
             may_deal_in_place=True,
-            orders=_check_orders(orders, n),
+            orders=_bot_orders(_check_orders(orders, n), bot_seats, n),
+            bots=bot_seats,
         )
     ]
+
+
+def _bot_orders(orders: list[Orders] | None, bots: list[int], n: int) -> list[Orders] | None:
+    """``orders`` with each bot seat's set to ``bot_orders`` (A13)."""
+    if not bots:
+        return orders
+    chosen = list(orders or [NO_ORDERS] * n)
+    return [bot_orders() if i in bots else o for i, o in enumerate(chosen)]
+
+
+def check_bots(bots: Sequence[Any], n: int) -> list[int]:
+    """The bot seats (A13) of a table of ``n`` seats, sorted: distinct seat indexes, not every
+    seat. Raises ``SetupError`` (``"bots only"`` for a table with no person)."""
+    if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
+        raise SetupError("bot seats are distinct seat numbers")
+    if len(bots) >= n:
+        raise SetupError("a game of bots only is refused: at least one seat is a person's")
+    return sorted(bots)
 
 
 def _check_orders(orders: Sequence[Any] | None, n: int) -> list[Orders] | None:
@@ -129,6 +151,8 @@ def _started(players, options, board, seed, at, forced_dice, **pos: Any) -> Even
     }
     if options.proxy_hours:  # A11: every seat's last act counts from the start
         data["at"] = format_time(at)
+    if not data.get("bots"):  # A13: the key only when a seat is a bot's
+        data.pop("bots", None)
     orders = data.pop("orders", None)
     if orders and any(o != NO_ORDERS for o in orders):  # A10, private to each seat
         data["orders"] = [o.to_json() for o in orders]

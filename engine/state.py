@@ -38,7 +38,7 @@ from imtheboss.engine.board import Board, stored_board
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.events import SCHEMA_VERSION, Event, take_record
 from imtheboss.engine.options import Options
-from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED, Orders, stored_orders
+from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED, Orders, bot_orders, stored_orders
 
 # A seat's acts since its turn began (V3): the influence events and opening a deal.
 ACTING_EVENTS = frozenset({"family_played", "card_pending", "card_stopped", "deal_opened"})
@@ -190,6 +190,7 @@ class GameState:
     proxy_windows: dict[int, Window] = field(default_factory=dict)  # A11: seat -> when
     proxied: list[bool] = field(default_factory=list)  # A11: the server plays for the seat
     nights: list[dict[str, str] | None] = field(default_factory=list)  # A12: each seat's night
+    bots: list[bool] = field(default_factory=list)  # A13: the server's bot plays the seat
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -245,6 +246,7 @@ class GameState:
         new.proxy_windows = {k: w.copy() for k, w in self.proxy_windows.items()}
         new.proxied = list(self.proxied)
         new.nights = list(self.nights)
+        new.bots = list(self.bots)
         return new
 
 
@@ -330,6 +332,7 @@ def start_state(event: Event) -> GameState:
         last_act=[d.get("at")] * n,
         proxied=[False] * n,
         nights=[None] * n,
+        bots=[s in d.get("bots", ()) for s in range(n)],
     )
     state.window_seq = 1
     state.must_deal = state.options.has("V2") and len(state.hands[state.active]) >= 10  # V2
@@ -641,6 +644,21 @@ def _seat_replaced(s: GameState, d: dict, by: int | None) -> None:
     s.orders[seat] = RECOMMENDED
     s.nights[seat] = None
     s.last_act[seat] = d["at"]
+    s.bots[seat] = False
+
+
+def _seat_to_bot(s: GameState, d: dict, by: int | None) -> None:
+    """A13: the server's bot plays the seat from now on, with the brisk pace's orders (posted
+    prices and boss limits); not away, no misses, not played for by the proxy, no night."""
+    seat = d["seat"]
+    s.bots[seat] = True
+    s.missed[seat] = 0
+    s.away[seat] = False
+    s.proxied[seat] = False
+    s.proxy_windows.pop(seat, None)
+    s.orders[seat] = bot_orders()
+    s.nights[seat] = None
+    s.last_act[seat] = d["at"]
 
 
 def _seat_away(s: GameState, d: dict, by: int | None) -> None:
@@ -694,6 +712,7 @@ _HANDLERS = {
     "deadlines_extended": _deadlines_extended,
     "window_extended": _window_extended,
     "seat_replaced": _seat_replaced,
+    "seat_to_bot": _seat_to_bot,
     "game_paused": _chat,  # the organiser's acts the table is told of (A13): no rule reads them
     "game_resumed": _chat,
     "seat_email_changed": _chat,
@@ -711,7 +730,7 @@ def card_name(card_id: int) -> str:
 
 # -- snapshots --------------------------------------------------------------------------------
 
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 FOLDING_MODULES = (
     "state",
     "board",
@@ -846,6 +865,7 @@ def state_to_json(state: GameState) -> dict[str, Any]:
         "proxy_windows": [[k, _window_json(w)] for k, w in sorted(state.proxy_windows.items())],
         "proxied": state.proxied,
         "nights": state.nights,
+        "bots": state.bots,
     }
 
 
@@ -931,4 +951,5 @@ def _state_from(d: dict[str, Any]) -> GameState:
         proxy_windows={k: _window_from(w) for k, w in d["proxy_windows"]},
         proxied=list(d["proxied"]),
         nights=list(d["nights"]),
+        bots=list(d["bots"]),
     )

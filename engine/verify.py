@@ -122,8 +122,10 @@ def _check_deal(start: dict[str, Any]) -> Difference | None:
         if at is None:
             at = parse_time(start["deadline"]) - options.window("turn")
         orders = start.get("orders")
+        board = load_board(start["board"])
+        bots = start.get("bots", ())  # A13
         dealt = new_game(
-            start["players"], options, load_board(start["board"]), start["seed"], at, orders=orders
+            start["players"], options, board, start["seed"], at, orders=orders, bots=bots
         )[0].data
     except (SetupError, KeyError, TypeError, ValueError) as exc:
         return Difference("deal", 1, "game_started", "", None, repr(exc))

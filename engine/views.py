@@ -190,6 +190,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
                 "money": state.money[s] if (show_all_money or s == seat) else None,
                 "away": state.away[s],
                 "proxied": state.proxied[s],  # A11: the server plays for this seat
+                "bot": state.bots[s],  # A13: the server's bot plays this seat
             }
         )
     out: dict[str, Any] = {
@@ -320,6 +321,7 @@ def snapshot(state: GameState) -> dict[str, Any]:
         "window": window,
         "away": [name[s] for s in range(state.n) if state.away[s]],
         "proxied": [name[s] for s in range(state.n) if state.proxied[s]],
+        "bots": [name[s] for s in range(state.n) if state.bots[s]],
         "deadlines": [
             {"id": w.id, "kind": w.kind, "deadline": format_time(w.deadline)}
             for w in due_windows(state)

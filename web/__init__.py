@@ -16,7 +16,7 @@ from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from imtheboss.engine import languages
-from imtheboss.web import logs, outage, refusals
+from imtheboss.web import display, logs, outage, refusals
 from imtheboss.web.limits import init_limits
 from imtheboss.web.models import db
 from imtheboss.web.players import page_language
@@ -117,6 +117,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     _register_blueprints(app)
     _register_errors(app)
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
+    app.jinja_env.globals.update(bot_name=display.bot_name)  # A13: "Ann (bot)"
     init_limits(app)
     init_queue(app)
     if app.config["AUTO_MIGRATE"]:

@@ -169,24 +169,27 @@ def _game_json(game: Game) -> dict[str, Any]:
 
 
 def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """``[(name, email)]``, each player's ``language`` (``""``: none given, the address's
-    default stands) and each player's ``timezone`` (stripped; ``""``: none given) of the
-    request's ``players``. Raises the 400 ``bad_settings`` error for a malformed player or a
-    language the server does not have (``service.SEAT_LANGUAGES``); an unknown zone is
-    ``create_game``'s 400."""
+    """``[(name, email)]`` (``""`` for a bot seat, ``_bot_seats``), each player's ``language``
+    (``""``: none given, the address's default stands) and each player's ``timezone``
+    (stripped; ``""``: none given) of the request's ``players``. Raises the 400
+    ``bad_settings`` error for a malformed player or a language the server does not have
+    (``service.SEAT_LANGUAGES``); an unknown zone is ``create_game``'s 400."""
     pairs: list[tuple[str, str]] = []
     languages: list[str] = []
     for player in players:
+        bot = isinstance(player, dict) and player.get("bot", False)
         if (
             not isinstance(player, dict)
-            or set(player) - {"name", "email", "language", "timezone"}
+            or set(player) - {"name", "email", "language", "timezone", "bot"}
             or not isinstance(player.get("name"), str)
-            or not isinstance(player.get("email"), str)
+            or not isinstance(player.get("email", "" if bot is True else None), str)
             or not isinstance(player.get("timezone", ""), str)
+            or not isinstance(bot, bool)
         ):
             raise bad_input(
                 "bad_settings",
-                'each player is {"name": text, "email": text, "language": text, "timezone": text}',
+                'each player is {"name": text, "email": text, "language": text, "timezone":'
+                ' text} or a bot seat {"name": text, "bot": true}',
             )
         language = player.get("language", "")
         if not isinstance(language, str) or language not in SEAT_LANGUAGES | {""}:
@@ -194,7 +197,7 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list
                 "bad_settings",
                 f"language is one of {', '.join(sorted(SEAT_LANGUAGES))} (or left out)",
             )
-        pairs.append((player["name"], player["email"]))
+        pairs.append((player["name"], "" if bot else player["email"]))
         languages.append(language)
     return pairs, languages, [player.get("timezone", "").strip() for player in players]
 
@@ -203,7 +206,9 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list
 def create() -> ResponseReturnValue:
     """Create a game; no authentication. Body: ``{"title", "players": [{"name", "email",
     "language", "timezone"}], "options", "board", "creator_email", "creator_timezone",
-    "orders"}`` (``creator_email`` required; ``language``: the player's invitation and mail,
+    "orders"}`` (a bot seat is ``{"name", "bot": true}``, A13: no address; a game of bots
+    only is refused, 400 ``bots_only``; ``creator_email`` required; ``language``: the
+    player's invitation and mail,
     a code of ``engine.languages``, else the address's default; each ``timezone`` optional,
     an IANA name: the seat's zone unless the address chose one, ``creator_timezone`` the
     organiser's mail's; ``orders``: the table's pace, every seat's first standing orders,
@@ -229,6 +234,7 @@ def create() -> ResponseReturnValue:
     if not isinstance(players, list) or not 2 <= len(players) <= 6:
         raise bad_input("bad_settings", 'players is a list of 2 to 6 {"name", "email"} objects')
     pairs, languages, zones = _players(players)
+    bots = [i for i, player in enumerate(players) if player.get("bot") is True]  # A13
     creator_zone = body.get("creator_timezone", "")
     if not isinstance(creator_zone, str):
         raise bad_input("bad_settings", "creator_timezone is a string")
@@ -239,7 +245,7 @@ def create() -> ResponseReturnValue:
     if not (board == "default" or isinstance(board, dict | list)):
         raise bad_input("bad_settings", 'board is "default" or a board file\'s JSON')
     options = {"proxy_hours": SERVER_PROXY_HOURS, **options}
-    with spending("invitations", client_address(), cost=len(pairs)):
+    with spending("invitations", client_address(), cost=len(pairs) - len(bots)):
         created = create_game(
             title,
             pairs,
@@ -251,6 +257,7 @@ def create() -> ResponseReturnValue:
             languages=languages if any(languages) else None,
             zones=zones,
             creator_zone=creator_zone.strip(),
+            bots=bots,
         )
     return jsonify(
         {"game_id": created.game_id, "admin_token": created.admin_token, "status": "unconfirmed"}

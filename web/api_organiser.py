@@ -136,6 +136,22 @@ def organiser_replace(game_id: str) -> ResponseReturnValue:
     return jsonify(answer), 201 if made else 200
 
 
+@bp.post("/games/<game_id>/organiser/bot")
+def organiser_bot(game_id: str) -> ResponseReturnValue:
+    """The seat passes to the server's bot (A13): ``{"seat": n, "idempotency_key"}``. The
+    seat's link dies, the old player gets a notice, the table the ``seat_to_bot`` event; the
+    bot plays at once. 201 ``{"seat", "duplicate": false}``; 200 with ``duplicate: true`` for a
+    repeat of the same key and seat; 409 ``bots_only`` for the last seat of a person,
+    ``bad_command`` for a seat a bot plays already, ``key_reused`` for the key of another act.
+    Back to a person: ``organiser/replace``."""
+    _organiser(game_id)
+    body = request_body()
+    only_fields(body, {"seat", "idempotency_key"})
+    seat = _seat(game_id, body)
+    made = organiser.pass_to_bot(game_id, seat, _key(body))
+    return jsonify({"seat": seat, "duplicate": not made}), 201 if made else 200
+
+
 @bp.post("/games/<game_id>/organiser/pause")
 def organiser_pause(game_id: str) -> ResponseReturnValue:
     """Pause the game: every command is refused (409 ``paused``) and no window runs out until

@@ -23,7 +23,7 @@ def deals(gid: str) -> str:
     of the ranges table each, and of the log only the events that ended them."""
     game, seat, admin = viewer(gid)
     state = load_state(game)
-    negs = negotiations.listed(game.id, negotiations.names_by_seq(gid, list(state.players)), seat)
+    negs = negotiations.listed(game.id, negotiations.names_by_seq(gid, state), seat)
     tiles = tile_stack(Options.from_json(game.settings.get("options")))
     ctx = frame(game, seat, admin, state)
     ctx.update(
@@ -43,7 +43,7 @@ def deal(gid: str, number: int) -> str:
     events of its range."""
     game, seat, admin = viewer(gid)
     state = load_state(game)
-    names = negotiations.names_by_seq(gid, list(state.players))
+    names = negotiations.names_by_seq(gid, state)
     found = negotiations.one(game, number, names, seat)
     if found is None:
         raise ServiceError(404, "no_deal", _("There is no negotiation number %(n)d.", n=number))

@@ -276,3 +276,19 @@ def pending_text(pending: dict[str, Any] | None, players: list[str]) -> str:
         card=card_text(pending["cards"][0] if pending["cards"] else "travel:*"),
         target=card_text(pending["target"], players),
     )
+
+
+def bot_name(name: str) -> str:
+    """A bot seat's name as every page and mail shows it (A13, docs/glossary.md): "Ann (bot)"
+    in the reader's language."""
+    return _("%(name)s (bot)", name=name)
+
+
+def seat_names(names: list[str], bots: list[bool]) -> list[str]:
+    """The seats' names as shown: each bot seat's marked (``bot_name``)."""
+    return [bot_name(n) if b else n for n, b in zip(names, bots, strict=True)]
+
+
+def shown_names(state: Any) -> list[str]:
+    """The names of ``state``'s seats (a ``GameState``) as shown: ``seat_names``."""
+    return seat_names(list(state.players), list(state.bots))

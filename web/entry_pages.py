@@ -52,8 +52,9 @@ def new_game() -> Any:
                 players = form.player_rows()
                 languages = form.player_languages()
                 zones = form.player_zones()
+                bots = form.player_bots()
                 board = _board_from(form)
-                with spending("invitations", client_address(), cost=len(players)):
+                with spending("invitations", client_address(), cost=len(players) - len(bots)):
                     created = create_game(
                         form.title.data or "",
                         players,
@@ -74,6 +75,7 @@ def new_game() -> Any:
                         languages=languages,
                         zones=zones,
                         creator_zone=form.creator_zone(),
+                        bots=bots,
                     )
             except ValueError as exc:
                 errors.append(str(exc))

@@ -73,6 +73,11 @@ LANGUAGE_CHOICES = [SelectChoice("", _l("As my browser asks"))] + [
 ]
 
 
+def _row_used(row: Any) -> bool:
+    """A player row of ``/new`` filled in: a name, an address or the bot choice."""
+    return bool((row.name.data or "").strip() or (row.email.data or "").strip() or row.bot.data)
+
+
 class PlayerRow(Form):
     """One player of a new game: name, email and the language of their invitation and mail
     (a row without name and email is skipped; the language defaults to the organiser's page
@@ -88,6 +93,7 @@ class PlayerRow(Form):
     timezone = StringField(
         _l("Time zone"), [Optional(), Length(max=64)]
     )  # NewGameForm.player_zones
+    bot = BooleanField(_l("Bot"))  # A13: the server's bot plays this seat (no email)
 
 
 def _finite(form: Any, field: Any) -> None:
@@ -205,6 +211,10 @@ class NewGameForm(FlaskForm):
         for a half-filled row or a wrong number of players."""
         return [(name, email) for name, email, _lang in self._filled()]
 
+    def player_bots(self) -> list[int]:
+        """The seats (in ``player_rows``'s order) whose row chose a bot (A13)."""
+        return [i for i, (_name, email, _lang) in enumerate(self._filled()) if not email]
+
     def player_languages(self) -> list[str]:
         """The language of each filled player row, in seat order (``player_rows``'s order)."""
         return [lang for _name, _email, lang in self._filled()]
@@ -215,7 +225,7 @@ class NewGameForm(FlaskForm):
         server does not know."""
         zones = []
         for entry in self.players.entries:
-            if (entry.form.name.data or "").strip() or (entry.form.email.data or "").strip():
+            if _row_used(entry.form):
                 zones.append(_known_zone(entry.form.timezone.data))
         return zones
 
@@ -228,11 +238,14 @@ class NewGameForm(FlaskForm):
         rows = []
         for entry in self.players.entries:
             name = (entry.form.name.data or "").strip()
-            email = (entry.form.email.data or "").strip()
-            if not name and not email:
+            bot = bool(entry.form.bot.data)
+            email = "" if bot else (entry.form.email.data or "").strip()
+            if not _row_used(entry.form):
                 continue
-            if not name or not email:
-                raise ValueError(_l("every player needs both a name and an email address"))
+            if not name or not (email or bot):
+                raise ValueError(
+                    _l("every player needs a name, and an email address unless a bot plays it")
+                )
             lang = entry.form.language.data or "en"
             if lang not in LANGUAGE_CODES:
                 names = ", ".join(languages.names().values())

@@ -94,7 +94,7 @@ def state_context(
             decisions.explain_missing_accepts(group, v, seat)
             decisions.explain_missing_close(group, v, seat)
     # the live page names each event's seats as they were then (the replay's state already does)
-    names = negotiations.names_by_seq(game.id, players) if acting else players
+    names = negotiations.names_by_seq(game.id, state) if acting else players
     since = negotiations.handed_over(game.id, seat)  # A13: the old player's are not the new one's
     chat_rows = [timeline.event_row(seq, at, ev, names, seat) for seq, at, ev in chat]
     recent_rows = [

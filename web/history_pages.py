@@ -40,7 +40,7 @@ def history(gid: str) -> str:
         page = 1
     upto = game.last_seq - (page - 1) * HISTORY_PAGE
     after = max(0, upto - HISTORY_PAGE)
-    players = negotiations.names_by_seq(gid, list(state.players))
+    players = negotiations.names_by_seq(gid, state)
     since = negotiations.handed_over(gid, seat)  # A13: the old player's events are not the new's
     rows = [
         timeline.event_row(seq, at, ev, players, seat if seq > since else None)

@@ -98,7 +98,7 @@ def entry_of(game: Game, seat: Seat) -> Entry:
     state = load_state(game)
     v = view(state, seat.seat_index)
     v["you"] = {**v["you"], "hand": None}  # /me says nothing of any hand, the seat's own too
-    names = list(state.players)
+    names = display.shown_names(state)
     entry = Entry(game, seat, v["phase"])
     entry.asked = decisions.asked_of(v, seat.seat_index, names)
     dues = [d for d in (_when(a.until) for a in entry.asked) if d is not None]

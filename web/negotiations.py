@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from imtheboss.engine.events import Event
-from imtheboss.web import timeline
+from imtheboss.engine.state import GameState
+from imtheboss.web import display, timeline
 from imtheboss.web.models import EventRecord, Game, NegotiationRecord, db
 from sqlalchemy import func, insert, select, update
 
@@ -184,13 +185,23 @@ def one(
     return found[0], len(rows)
 
 
-def names_by_seq(game_id: str, players: list[str]) -> timeline.NamesBySeq:
-    """The game's names as each event met them (``timeline.NamesBySeq``): ``players`` now, and
-    the seat hand-overs found by the events' type index."""
-    found = records(game_id, types=("seat_replaced",))
-    return timeline.NamesBySeq(
-        list(players), tuple((seq, ev.data["seat"], ev.data["was"]) for seq, _at, ev in found)
-    )
+def names_by_seq(game_id: str, state: GameState) -> timeline.NamesBySeq:
+    """The game's names as each event met them (``timeline.NamesBySeq``), as shown
+    (``display.seat_names``: a bot seat's marked, A13): ``state``'s seats now, and before each
+    seat hand-over to a new player or to a bot, found by the events' type index."""
+    kinds = ("game_started", "seat_replaced", "seat_to_bot")
+    found = records(game_id, types=kinds)
+    bots = set(found[0][2].data.get("bots", ())) if found else set()
+    steps = []  # (seq, seat, bot before, plain name before or None: unchanged)
+    for seq, _at, ev in found[1:]:
+        seat = ev.data["seat"]
+        steps.append((seq, seat, seat in bots, ev.data.get("was")))
+        (bots.add if ev.type == "seat_to_bot" else bots.discard)(seat)
+    plain, before = list(state.players), []
+    for seq, seat, was_bot, was in reversed(steps):
+        plain[seat] = plain[seat] if was is None else was
+        before.append((seq, seat, display.bot_name(plain[seat]) if was_bot else plain[seat]))
+    return timeline.NamesBySeq(display.shown_names(state), tuple(reversed(before)))
 
 
 def handed_over(game_id: str, seat: int | None) -> int:

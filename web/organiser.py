@@ -1,7 +1,8 @@
 """The organiser's tools for long games (A13): more time for one open window or for every window
 that waits for a seat, with a reason the table reads in the history; a seat passed to a new
-player (a new address, a fresh secret link; the old link dies). Both are engine commands sent
-by the server (``extend_window``, ``replace_player``) through ``service.submit``, so each is an
+player (a new address, a fresh secret link; the old link dies), or to the server's bot. They
+are engine commands sent by the server (``extend_window``, ``replace_player``,
+``pass_to_bot``) through ``service.submit``, so each is an
 event in the history and the deadline rows follow the windows (``service._sync_deadlines``).
 
 Addresses are private: the ``seat_replaced`` event holds the new name, never an address. The
@@ -188,6 +189,49 @@ def replace_player(game_id: str, seat_index: int, name: str, email: str, key: st
     return True
 
 
+def pass_to_bot(game_id: str, seat_index: int, key: str) -> bool:
+    """The seat passes to the server's bot (A13, ``web.bots``): its secret link dies, its
+    address is dropped (a bot gets no mail), the old player gets a notice (``seat_passed``),
+    the table the ``seat_to_bot`` event, in one transaction; then the bot acts at once.
+    Returns ``True``; ``False`` for a repeat of ``key`` for the same seat. Raises
+    ``ServiceError`` 400 (a bad key), 404, 409 (``key_reused``; ``bots_only``: the last seat
+    of a person; ``bad_command``: a bot plays the seat already; before the game is
+    confirmed, once it is over, while paused)."""
+    key = checked_key(key)
+    command = {"do": "pass_to_bot", "seat": seat_index}
+    game = get_game(game_id, lock=True)  # the game row first, as submit takes it
+    require_confirmed(game)
+    seat = db.session.execute(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat_index == seat_index)
+    ).scalar_one_or_none()
+    if seat is None:
+        db.session.rollback()
+        raise ServiceError(404, "no_seat", _("There is no such seat."))
+    seen = stored_command(game_id, SERVER_SCOPE, key)
+    if seen is not None:
+        db.session.rollback()
+        if seen.body != command:
+            raise ServiceError(
+                409,
+                "key_reused",
+                _("This form was sent already for another change: open the admin page again."),
+            )
+        return False
+    now, old_email = now_utc(), seat.email
+    seat.token_hash = hash_token(new_token())  # the old link dies; nobody gets the new one
+    seat.email, seat.notify, seat.joined_at = "", "every", None
+    if old_email:  # the old player hears, in their language
+        row = seat_passed(
+            game_id, seat_index, seat.name, old_email, seat.locale or "en", now, game.last_seq
+        )
+        db.session.add(Notification(**row))
+    _drop_unsent(game_id, seat_index)
+    db.session.flush()
+    submit(game_id, None, command, key)  # commits the seat with the event; the bot acts
+    run_after_commit(game_id)  # the notice goes out
+    return True
+
+
 def checked_key(key: Any) -> str:
     """A form's (or a client's) idempotency key, in the organiser's scope: 1 to
     ``MAX_KEY_CHARS`` characters, no control character. Raises ``ServiceError`` 400
@@ -232,7 +276,7 @@ def _hand_over(game_id: str, seat: Seat, name: str, email: str, seq: int) -> Non
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
     index = seat.seat_index
     rows = [invitation(game_id, index, name, link, seat.token_hash[:16], now, seq)]
-    if old_email.lower() != email.lower():  # the old player hears, in their language
+    if old_email and old_email.lower() != email.lower():  # the old player hears (a bot: none)
         rows.append(seat_passed(game_id, index, old_name, old_email, seat.locale or "en", now, seq))
     _drop_unsent(game_id, index)
     for row in rows:

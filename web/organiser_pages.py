@@ -21,7 +21,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from imtheboss.web import organiser, rematch, timeline
+from imtheboss.web import display, organiser, rematch, timeline
 from imtheboss.web.auth import current_seat, is_admin, remember_admin
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.models import Game
@@ -60,7 +60,7 @@ def tools(game: Game) -> dict[str, Any]:
         out.update(
             windows=organiser.open_windows(state),
             waiting=organiser.waiting_seats(state),
-            players=list(state.players),
+            players=display.shown_names(state),
             wait_reasons=timeline.WAIT_REASONS,
         )
     elif game.status == "over":
@@ -103,6 +103,15 @@ def replace(gid: str, index: int) -> Response:
         else:
             organiser.replace_player(gid, index, name, email, request.form.get("key", ""))
     flash(_("Seat %(n)d passed to %(name)s; the invitation is on its way.", n=index + 1, name=name))
+    return _back(gid)
+
+
+@bp.post("/g/<gid>/admin/seat/<int:index>/bot")
+def to_bot(gid: str, index: int) -> Response:
+    """The seat passes to the server's bot (A13): it plays at once; the old player is told."""
+    organiser_only(gid)
+    organiser.pass_to_bot(gid, index, request.form.get("key", ""))
+    flash(_("Seat %(n)d passed to a bot: it plays from now on.", n=index + 1))
     return _back(gid)
 
 

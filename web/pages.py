@@ -161,7 +161,11 @@ def unread(gid: str, seat: int | None) -> int:
 def frame(game: Game, seat: int | None, admin: bool, state: GameState | None = None) -> dict:
     """What every game page's frame needs: the game, who is looking, their zone, the nav."""
     row = seat_row(game.id, seat)
-    players = list(state.players) if state is not None else [s.name for s in seats_of(game.id)]
+    if state is not None:
+        players = display.shown_names(state)
+    else:
+        rows = seats_of(game.id)
+        players = display.seat_names([s.name for s in rows], [not s.email for s in rows])
     return {
         "game": game,
         "gid": game.id,

@@ -38,6 +38,7 @@ SENTENCES: dict[str, Any] = {
     "already_answered": _l("You have already answered."),
     "not_needed": _l("This deal does not need that investor."),
     "deadline_passed": _l("The time for negotiating has run out: no new cards now."),
+    "bots_only": _l("A game of bots only is refused: at least one seat must be a person's."),
     "not_due": _l("Nothing is due yet."),
     "game_over": _l("The game is over."),
     # the web's

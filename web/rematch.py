@@ -106,12 +106,16 @@ def make_rematch(finished_id: str) -> Rematch:
     if successor(old) is not None:
         db.session.rollback()
         raise ServiceError(409, "rematch_made", _("This game has its rematch already."))
-    game, admin_token = _new_game(old)
-    seats = [_new_seat(game.id, s) for s in seats_of(finished_id)]
+    old_seats = seats_of(finished_id)
+    bots = [s.seat_index for s in old_seats if not s.email]  # A13: a bot seat has no address
+    game, admin_token = _new_game(old, bots)
+    seats = [_new_seat(game.id, s) for s in old_seats]
     db.session.add_all(seats)
     db.session.flush()
     now = now_utc()
     for seat in seats:
+        if seat.seat_index in bots:  # the bot plays again: it says yes, no mail
+            continue
         row = invitation(
             game.id, seat.seat_index, seat.name, join_link(game.id, seat), seat.token_hash, now, 0
         )
@@ -122,10 +126,11 @@ def make_rematch(finished_id: str) -> Rematch:
     return Rematch(game.id, admin_token)
 
 
-def _new_game(old: Game) -> tuple[Game, str]:
-    """The new game's row (added to the session) and its admin token."""
+def _new_game(old: Game, bots: list[int]) -> tuple[Game, str]:
+    """The new game's row (added to the session) and its admin token; ``bots``: the bot seats
+    (A13), bots again in the rematch, each with its yes already given."""
     start = load_events(old.id, 0, 1)[0].data  # game_started: the board and orders it began with
-    orders = start.get("orders") or []
+    orders = [o for i, o in enumerate(start.get("orders") or []) if i not in bots]
     # the old table's pace when every seat began with one pace's orders, else "relaxed"
     pace = pace_of(Orders.from_json(orders[0])) if orders else None
     same = pace is not None and all(o == orders[0] for o in orders)
@@ -136,8 +141,9 @@ def _new_game(old: Game) -> tuple[Game, str]:
             "board": {"name": old.settings.get("board", "custom"), "spaces": start["board"]},
             "seed": None,
             "orders": pace if same else "relaxed",
+            **({"bots": bots} if bots else {}),
         },
-        "rematch": {"of": old.id, "answers": {}},
+        "rematch": {"of": old.id, "answers": {str(b): "yes" for b in bots}},
     }
     admin_token = new_token()
     game = Game(

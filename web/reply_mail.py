@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web import display
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.reply_address import reply_address, turn_step
 from imtheboss.web.reply_choices import choices, verbs_that_work
@@ -89,5 +90,5 @@ def _way(game: Game, seat: Seat, lang: str, state: GameState, window: str) -> Re
     address = reply_address(
         game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state), terms=terms
     )
-    said = move_text(said_shown(state, seat.seat_index, terms), state.players)
+    said = move_text(said_shown(state, seat.seat_index, terms), display.shown_names(state))
     return ReplyWay(address, shown(verbs, lang), until, said)

@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
@@ -233,6 +234,13 @@ def invisible_in_name() -> str:
     )
 
 
+def _players() -> ModuleType:
+    """The ``imtheboss.web.players`` module: each seat's defaults and nights."""
+    from imtheboss.web import players  # cycle: players imports this module
+
+    return players
+
+
 def create_game(
     title: str,
     players: list[tuple[str, str]],
@@ -246,6 +254,7 @@ def create_game(
     languages: list[str] | None = None,
     zones: list[str] | None = None,
     creator_zone: str = "",
+    bots: list[int] | None = None,
 ) -> CreatedGame:
     """Create a game for ``players`` (``[(name, email)]`` in seat order) with ``options``
     (``Options.from_json`` form; every window at least ``MIN_WINDOW_SECONDS``, A1) and
@@ -267,11 +276,17 @@ def create_game(
     player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
     default. ``zones`` (one IANA name or ``""`` per player): ``_organiser_zone``;
-    ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400)."""
-    from imtheboss.web import players as defaults_of  # (players imports this module)
+    ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400). ``bots``:
+    the bot seats (A13, seat indexes; their email is ignored and stored ``""``): the server's
+    bot plays them (``imtheboss.web.bots``); they get no invitation, mail nor link (their
+    entry of ``seat_tokens`` is ``""``); a game with no person is refused (400 ``bots_only``)."""
+    defaults_of = _players()
 
     opts, the_board = _settings_of(options, board)
-    names, emails = _checked_players(players, starting_orders, languages, zones, creator_zone)
+    _check_pace(starting_orders)
+    bot_seats = bot_seats_of(bots, len(players))
+    names, emails = _checked_players(players, languages, bot_seats)
+    _check_zones(zones, len(names), creator_zone)
     creator_email = _checked_creator(creator_email, confirmed)
     title = _checked_title(title)
     now = now_utc()
@@ -279,22 +294,19 @@ def create_game(
     seed = secrets.token_hex(16) if seed is None else seed  # 128 bits: the hash cannot be searched
     try:
         orders = defaults_of.orders_for(emails, _orders(starting_orders, len(names)))
-        events = new_game(names, opts, the_board, seed, now, orders=orders)
+        events = new_game(names, opts, the_board, seed, now, orders=orders, bots=bot_seats)
     except SetupError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
     game_id = secrets.token_urlsafe(9)
     admin_token = new_token()
     seat_tokens = [new_token() for _name in names]
-    start = None
+    settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
     if not confirmed:  # what confirm_game needs to start it (a seed only if the caller chose it)
         start = {"board": the_board.to_dict(), "seed": chosen_seed, "orders": starting_orders}
-    game = _game_row(game_id, title, now, opts, the_board, start)
-    game.admin_token_hash = hash_token(admin_token)
-    game.creator_email = creator_email
-    db.session.add(game)
-    seats = list(zip(names, emails, seat_tokens, strict=True))
-    _add_seats(game_id, seats, languages, zones, defaults_of)
-    db.session.flush()
+        settings["start"] = {**start, **({"bots": bot_seats} if bot_seats else {})}
+    game = _new_game_row(confirmed, admin_token, id=game_id, title=title, created_at=now)
+    game.settings, game.creator_email = settings, creator_email
+    _add_seats(game_id, names, emails, seat_tokens, languages, zones)
     base = current_app.config["BASE_URL"].rstrip("/")
     if confirmed:
         links = [f"{base}/g/{game_id}/s/{token}" for token in seat_tokens]
@@ -304,28 +316,69 @@ def create_game(
         row = _organiser_row(game_id, creator_email, admin_link, len(names), now, creator_zone)
         db.session.add(Notification(**row))
         seat_tokens = []  # never handed out: confirm_game makes the seats' links
+    _commit_new(game_id, confirmed)
+    seat_tokens = ["" if i in bot_seats else t for i, t in enumerate(seat_tokens)]
+    return CreatedGame(game_id, seat_tokens, admin_token)
+
+
+def _check_pace(starting_orders: Any) -> None:
+    """``starting_orders`` is a name of ``STARTING_ORDERS``; else ``ServiceError`` 400."""
+    if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
+        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
+
+
+def _new_game_row(confirmed: bool, admin_token: str, **columns: Any) -> Game:
+    """The row of a new game (added, no event yet: ``columns`` give its id, title, creation
+    time) with its status and its admin link's hash."""
+    status = "active" if confirmed else "unconfirmed"
+    game = Game(status=status, engine_version=ENGINE_VERSION, last_seq=0, **columns)
+    game.admin_token_hash = hash_token(admin_token)
+    db.session.add(game)
+    return game
+
+
+def _commit_new(game_id: str, confirmed: bool) -> None:
+    """Commit a new game, run the after-commit hooks; a running game (``confirmed``) names
+    its seats' nights (A12) and its bot seats act (A13)."""
+    defaults_of = _players()
+
     db.session.commit()
     run_after_commit(game_id)
     if confirmed:
         defaults_of.start_nights(game_id)
-    return CreatedGame(game_id, seat_tokens, admin_token)
+        _bots_play(game_id)
+
+
+def bot_seats_of(bots: Any, count: int) -> list[int]:
+    """The bot seats of a new game of ``count`` seats (A13), sorted: ``None`` or a list of
+    distinct seat indexes. Raises ``ServiceError`` 400 (``bots_only`` when no seat is left to a
+    person)."""
+    if bots is None:
+        return []
+    if (
+        not isinstance(bots, list)
+        or any(isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < count for b in bots)
+        or len(set(bots)) != len(bots)
+    ):
+        raise ServiceError(400, "bad_settings", _("bot seats are distinct seat numbers"))
+    if count and len(bots) >= count:
+        raise ServiceError(400, "bots_only", bots_only(), "A13")
+    return sorted(bots)
+
+
+def bots_only() -> str:
+    """The message refusing a game of bots only (A13)."""
+    return _("A game of bots only is refused: at least one seat must be a person's.")
 
 
 def _checked_players(
-    players: list[tuple[str, str]],
-    starting_orders: str,
-    chosen_languages: list[str] | None,
-    zones: list[str] | None,
-    creator_zone: str,
+    players: list[tuple[str, str]], chosen: list[str] | None, bot_seats: list[int]
 ) -> tuple[list[str], list[str]]:
-    """``create_game``'s checks of the table: the pace, each player's language, the zones, the
-    names (stripped) and the addresses (as ``normal_email`` makes them, one seat each). Returns
-    ``(names, emails)`` in seat order. Raises ``ServiceError`` 400 (``bad_settings``)."""
-    if not isinstance(starting_orders, str) or starting_orders not in STARTING_ORDERS:
-        raise ServiceError(400, "bad_settings", _('the pace is "brisk", "standard" or "relaxed"'))
+    """The seats' names and addresses (``normal_email``; ``""`` for a bot seat), checked, and
+    ``chosen`` (each seat's language or ``""``). Raises ``ServiceError`` 400."""
     names = [name.strip() for name, _email in players]
-    if chosen_languages is not None and (
-        len(chosen_languages) != len(names) or not set(chosen_languages) <= SEAT_LANGUAGES | {""}
+    if chosen is not None and (
+        len(chosen) != len(names) or not set(chosen) <= SEAT_LANGUAGES | {""}
     ):
         raise ServiceError(
             400,
@@ -335,24 +388,22 @@ def _checked_players(
                 names=", ".join(languages.names().values()),
             ),
         )
-    _check_zones(zones, len(names), creator_zone)
     if any(not n or len(n) > 40 or CONTROL.search(n) for n in names):
         raise ServiceError(
             400, "bad_settings", _("every player needs a name of 1 to 40 characters")
         )
     check_names(names)
     try:
-        emails = [normal_email(e) for _n, e in players]
+        emails = ["" if i in bot_seats else normal_email(e) for i, (_n, e) in enumerate(players)]
     except ValueError as exc:
         raise ServiceError(400, "bad_settings", str(exc)) from None
-    if _twice(emails):  # one address, one seat (any case)
+    if _twice([e for e in emails if e]):  # one address, one seat (any case)
         raise ServiceError(400, "bad_settings", already_plays())
     return names, emails
 
 
 def _checked_creator(creator_email: str, confirmed: bool) -> str:
-    """The organiser's address as ``normal_email`` makes it (``""``: none; required when the
-    game waits for its organiser, ``confirmed=False``). Raises ``ServiceError`` 400."""
+    """The organiser's address (``normal_email``, or ``""``). Raises ``ServiceError`` 400."""
     try:
         creator_email = normal_email(creator_email) if (creator_email or "").strip() else ""
     except ValueError as exc:
@@ -368,8 +419,8 @@ def _checked_creator(creator_email: str, confirmed: bool) -> str:
 
 
 def _checked_title(title: str) -> str:
-    """The game's title, control characters made spaces and stripped (``"I'm the Boss!"`` when
-    empty). Raises ``ServiceError`` 400 when longer than ``MAX_TITLE``."""
+    """The game's title, one line of at most ``MAX_TITLE`` characters (default the game's
+    name). Raises ``ServiceError`` 400."""
     title = CONTROL.sub(" ", title or "").strip()
     if len(title) > MAX_TITLE:
         raise ServiceError(
@@ -380,55 +431,40 @@ def _checked_title(title: str) -> str:
     return title or DEFAULT_TITLE
 
 
-def _game_row(
-    game_id: str,
-    title: str,
-    now: datetime,
-    opts: Options,
-    the_board: Board,
-    start: dict[str, Any] | None,
-) -> Game:
-    """The ``Game`` row of a new game created at ``now`` (aware UTC): ``active``, or
-    ``unconfirmed`` with ``start`` (what ``confirm_game`` needs to start it: the board, the
-    seed only if the caller chose it, the pace) kept in its settings."""
-    settings: dict[str, Any] = {"options": opts.to_json(), "board": the_board.name}
-    if start is not None:
-        settings["start"] = start
-    return Game(
-        id=game_id,
-        title=title,
-        created_at=now,
-        status="active" if start is None else "unconfirmed",
-        settings=settings,
-        engine_version=ENGINE_VERSION,
-        last_seq=0,
-    )
-
-
 def _add_seats(
     game_id: str,
-    seats: list[tuple[str, str, str]],
+    names: list[str],
+    emails: list[str],
+    tokens: list[str],
     chosen_languages: list[str] | None,
     zones: list[str] | None,
-    defaults_of: Any,
 ) -> None:
-    """Add the ``Seat`` rows of a new game, ``seats`` being ``(name, email, token)`` in seat
-    order: each with its address's defaults (``defaults_of``: the ``players`` module), the
-    organiser's choice of language and zone on top."""
-    chosen = defaults_of.seat_defaults([email for _name, email, _token in seats])
-    for i, (name, email, token) in enumerate(seats):
+    """Add a new game's seat rows (flushed), each with its address's defaults and the
+    organiser's choice of language (``chosen_languages``) and zone on top."""
+    defaults_of = _players()
+
+    chosen = defaults_of.seat_defaults([e for e in emails if e])
+    for i, (name, email) in enumerate(zip(names, emails, strict=True)):
         seat = Seat(
             game_id=game_id,
             seat_index=i,
             name=name,
             email=email,
-            token_hash=hash_token(token),
+            token_hash=hash_token(tokens[i]),
         )
         defaults_of.apply_defaults(seat, chosen.get(email))
         if chosen_languages is not None and chosen_languages[i]:  # the organiser's choice
             seat.locale = chosen_languages[i]
         _organiser_zone(seat, zones[i] if zones else "", chosen.get(email))
         db.session.add(seat)
+    db.session.flush()
+
+
+def _bots_play(game_id: str, state: GameState | None = None) -> None:
+    """Let the bot seats act (``imtheboss.web.bots.play``; ``state``: the one just committed)."""
+    from imtheboss.web import bots  # (bots imports this module)
+
+    bots.play(game_id, state)
 
 
 def _settings_of(
@@ -527,7 +563,7 @@ def confirm_game(game_id: str) -> int:
     now, so its windows run from now) and every seat is invited with a fresh secret link.
     Returns the number of invitations written; 0 when the game was confirmed before (nothing
     changes). Raises ``ServiceError`` 404."""
-    from imtheboss.web import players as defaults_of  # (players imports this module)
+    defaults_of = _players()
 
     game = get_game(game_id, lock=True)
     if game.status != "unconfirmed":
@@ -542,7 +578,8 @@ def confirm_game(game_id: str) -> int:
     starting = _orders(start.get("orders", "none"), len(seats))
     orders = defaults_of.orders_for([s.email for s in seats], starting)
     board = load_board(start["board"])
-    events = new_game([s.name for s in seats], opts, board, seed, now, orders=orders)
+    bots = start.get("bots", [])  # A13
+    events = new_game([s.name for s in seats], opts, board, seed, now, orders=orders, bots=bots)
     base = current_app.config["BASE_URL"].rstrip("/")
     links = []
     for seat in seats:
@@ -555,7 +592,8 @@ def confirm_game(game_id: str) -> int:
     db.session.commit()
     run_after_commit(game_id)
     defaults_of.start_nights(game_id)
-    return len(seats)
+    _bots_play(game_id)
+    return len(seats) - len(bots)
 
 
 def require_confirmed(game: Game) -> None:
@@ -768,7 +806,8 @@ def submit(
     engine's code: ``window_closed``, ``terms_changed``, ...); a refused command changes
     nothing. Keys are scoped (A7): a seat's keys are its own, the server's live in
     ``SERVER_SCOPE``, where no seat can write; a key repeated in its scope returns the first
-    result (``duplicate=True``)."""
+    result (``duplicate=True``). After the commit the bot seats act (A13, ``web.bots.play``;
+    not after a bot's own command, ``via="bot"``: that loop is ``play``'s)."""
     if (
         not isinstance(idempotency_key, str)
         or not 1 <= len(idempotency_key) <= MAX_KEY
@@ -792,6 +831,8 @@ def submit(
         raise
     if result.notified:  # a commit that made no mail tells nobody
         run_after_commit(game_id)
+    if via != "bot" and result.state is not None and any(result.state.bots):
+        _bots_play(game_id, result.state)  # A13: the bot seats act at once
     return result
 
 
@@ -1146,7 +1187,7 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     Returns that address. Raises ``ServiceError`` 404, or 409 before the game is confirmed."""
     game = get_game(game_id, lock=True)
     require_confirmed(game)
-    seat = _seat_of(game_id, seat_index)
+    seat = _person_seat_of(game_id, seat_index)
     token = new_token()
     seat.token_hash = hash_token(token)
     link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
@@ -1197,7 +1238,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
         raise ServiceError(400, "bad_email", str(exc)) from None
     game = get_game(game_id, lock=True)
     require_confirmed(game)
-    seat = _seat_of(game_id, seat_index)
+    seat = _person_seat_of(game_id, seat_index)
     old = seat.email
     if email == old:
         db.session.rollback()
@@ -1217,6 +1258,25 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     )
     _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
     run_after_commit(game_id)
+
+
+def _person_seat_of(game_id: str, seat_index: int) -> Seat:
+    """``_seat_of`` for an act on a person's seat (its address, its invitation). Raises
+    ``ServiceError`` 404, or 409 ``bot_seat`` for a bot seat (A13: it has no address; the
+    transaction rolled back)."""
+    seat = _seat_of(game_id, seat_index)
+    if not seat.email:
+        db.session.rollback()
+        raise ServiceError(
+            409,
+            "bot_seat",
+            _(
+                "A bot plays this seat: it has no address. To give the seat to a person, pass it"
+                " to a new player."
+            ),
+            "A13",
+        )
+    return seat
 
 
 def _seat_of(game_id: str, seat_index: int) -> Seat:

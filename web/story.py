@@ -120,6 +120,10 @@ TEXTS: dict[str, Any] = {
         "%(was)s has left the game: the organiser passed the seat to %(name)s, who plays on"
         " from here with its cards and money"
     ),
+    "seat_to_bot": lazy_gettext(
+        "The organiser passed the seat of %(player)s to a bot: the server's bot plays it from"
+        " here, with its cards and money"
+    ),
     "organiser_paused": lazy_gettext(
         "The organiser paused the game: nothing can be played and no deadline runs until it goes on"
     ),

@@ -45,8 +45,8 @@ def story_page(gid: str) -> str:
     state = load_state(game)
     ctx = pages.frame(game, seat, admin, state)
     read = story_read.read_page(gid, game.last_seq, seat, request.args.get("page", "1"))
-    players, tz = ctx["players"], ctx["tz"]
-    names = negotiations.names_by_seq(gid, players)
+    tz = ctx["tz"]
+    names = negotiations.names_by_seq(gid, state)
 
     def say(line: threads.Line) -> str:
         return story.render(line.msg, names.at(line.seq), tz)

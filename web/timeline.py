@@ -52,6 +52,7 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
     "proxy_started": ("🤖", lazy_gettext("Server plays")),
     "window_extended": ("⏳", lazy_gettext("More time")),  # the organiser's acts (A13)
     "seat_replaced": ("⇄", lazy_gettext("New player")),
+    "seat_to_bot": ("⇄", lazy_gettext("Bot")),
     "game_paused": ("⏸", lazy_gettext("Paused")),
     "game_resumed": ("▶", lazy_gettext("Resumed")),
     "seat_email_changed": ("✉", lazy_gettext("Email address")),

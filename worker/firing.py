@@ -31,10 +31,11 @@ from typing import Any
 
 from celery import bootsteps
 from flask import current_app
+from imtheboss.web.bots import play_after
 from imtheboss.web.models import OPEN_STATE as OPEN
 from imtheboss.web.models import Deadline, Game, UTCDateTime, db
 from imtheboss.web.service import now_utc
-from imtheboss.web.store import postgres
+from imtheboss.web.store import STATES, postgres
 from imtheboss.web.timeouts import submit_timeouts
 from imtheboss.worker.delivery import DB_ERRORS
 from imtheboss.worker.tasks import fire, queue_mail, queue_rows
@@ -141,7 +142,17 @@ def fire_claims(claims: list[tuple[str, str]], since: datetime) -> Counter[str]:
             made.append(game_id)
     if made:
         queue_mail(made, since=since, together=True)
+    bots_after_timeouts(claims)
     return outcomes
+
+
+def bots_after_timeouts(claims: list[tuple[str, str]]) -> None:
+    """A13: the bot seats of the games whose windows ran out act (``web.bots.play``): a
+    timeout may hand a bot seat its turn. Only games this process knows to have bot seats
+    (``store.STATES``) or does not know at all are loaded."""
+    ids = sorted({game_id for game_id, _window in claims})
+    held = {game_id: STATES.get(game_id) for game_id in ids}
+    play_after([g for g in ids if held[g] is None or any(held[g].state.bots)])
 
 
 def fire_one(game_id: str, window_id: str) -> tuple[str, bool]:

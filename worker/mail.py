@@ -107,7 +107,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "until": until,
         "unsubscribe": unsubscribe,
         "base": base,
-        "players": [s.name for s in seats_of(game.id)],
+        "players": _shown(seats_of(game.id)),
         "row_text": _row_text(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
@@ -136,6 +136,11 @@ WINDOW_NAMES = {
     "last_call": lazy_gettext("the last call"),
     "negotiation": lazy_gettext("a negotiation"),
 }
+
+
+def _shown(seats: list[Any]) -> list[str]:
+    """The seats' names as a mail shows them (a bot seat, with no address, marked: A13)."""
+    return display.seat_names([s.name for s in seats], [not s.email for s in seats])
 
 
 def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:

@@ -119,15 +119,16 @@ UNREACHED |= {"hooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
 # running one's organiser tools with a window and a reason, in the pages and in the API with
 # the admin token (tests/web/test_rematch.py, test_organiser_tools.py,
 # test_organiser_record.py), and the outbox's reply form (its operator's token:
-# tests/web/test_operator_replies.py) are each tried by their own tests; here they are only held
-# to "no 5xx, and a refusal writes nothing".
+# tests/web/test_operator_replies.py), and a seat passed to a bot (tests/web/test_server_bots.py)
+# are each tried by their own tests; here they are only held to "no 5xx, and a refusal writes
+# nothing".
 UNREACHED |= {"signin.confirm", "signin.mailed_link", "me.api_me", "me.open_seat"}
 UNREACHED |= {"player_settings.defaults", "player_settings.make_token"}
 UNREACHED |= {"organiser.extend", "organiser.join", "organiser.make_rematch"}
 UNREACHED |= {"organiser.rematch_sign_in", "organiser.replace", "organiser.start"}
 UNREACHED |= {"operator_replies.reply"}
 UNREACHED |= {"api.organiser_extend", "api.organiser_replace", "api.organiser_pause"}
-UNREACHED |= {"api.organiser_resume"}
+UNREACHED |= {"api.organiser_resume", "api.organiser_bot", "organiser.to_bot"}
 SLOTS = 27  # at most this many fields in a plausible form or body
 ADMIN = 3  # the organiser's browser, after the three seats' ones
 WRITES = {"api.command", "api.create", "pages.act", "pages.new_game", "pages.settings"}

@@ -75,14 +75,15 @@ def _paused() -> tuple[list[str], list[Event]]:
 
 def _organiser(events: list[Event], at) -> list[Event]:
     """The organiser's acts (A13): more time for one window and for a seat's windows, with a
-    reason; a seat passed to a new player (reason and name in Chinese: shown as written); a
-    pause and a resume, a seat's new address, a new invitation."""
+    reason; a seat passed to a new player (reason and name in Chinese: shown as written), one
+    to a bot; a pause and a resume, a seat's new address, a new invitation."""
     out: list[Event] = []
     active = replay(events).active
     for do, args in (
         ("extend_window", {"window": "w0", "minutes": 90, "reason": "在火车上"}),
         ("extend_window", {"seat": active, "minutes": 3 * 24 * 60 + 60, "reason": "度假"}),
         ("replace_player", {"seat": 2, "name": "小明"}),
+        ("pass_to_bot", {"seat": 1}),
         ("pause_game", {}),
         ("resume_game", {}),
         ("change_email", {"seat": 1}),
