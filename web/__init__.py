@@ -119,6 +119,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     from imtheboss.web import refusals
 
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
+    from imtheboss.web import display
+
+    # the page's language's brackets, colon and list joins (docs/glossary.md, punctuation)
+    app.jinja_env.globals.update(
+        paren=display.paren, said=display.said, list_words=display.list_words
+    )
+    app.jinja_env.filters["list_words"] = display.list_words
     from imtheboss.web.limits import init_limits
 
     init_limits(app)
