@@ -39,7 +39,9 @@ def test_the_rules_page_is_in_the_page_s_language(app, client, lang: str, word: 
     assert "The rules the engine implements" not in page.text
 
 
-@pytest.mark.parametrize(("lang", "joined"), [("zh_Hans", "两份繁体中文"), ("zh_Hant", "兩份繁體中文")])
+@pytest.mark.parametrize(
+    ("lang", "joined"), [("zh_Hans", "两份繁体中文"), ("zh_Hant", "兩份繁體中文")]
+)
 def test_a_wrapped_chinese_line_leaves_no_space(app, client, lang: str, joined: str) -> None:
     """The sources wrap at 100 columns; a line break between two Chinese characters is no
     space in the sentence (``两份繁体 中文`` read as two words)."""
