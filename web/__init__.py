@@ -118,6 +118,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     _register_errors(app)
     app.jinja_env.globals.update(refusal=refusals.refusal, error_title=refusals.title)
     app.jinja_env.globals.update(bot_name=display.bot_name)  # A13: "Ann (bot)"
+    # the page's language's brackets, colon and list joins (docs/glossary.md, punctuation)
+    app.jinja_env.globals.update(
+        paren=display.paren, said=display.said, list_words=display.list_words
+    )
+    app.jinja_env.filters["list_words"] = display.list_words
     init_limits(app)
     init_queue(app)
     if app.config["AUTO_MIGRATE"]:

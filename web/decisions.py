@@ -15,7 +15,6 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 from imtheboss.web.command_forms import CommandForm
 from imtheboss.web.display import card_text, missing_text, pending_text, price_text
-from markupsafe import Markup
 
 
 @dataclass
@@ -179,16 +178,16 @@ def explain_missing_accepts(forms: list[CommandForm], v: dict[str, Any], seat: i
 def explain_missing_close(forms: list[CommandForm], v: dict[str, Any], seat: int) -> None:
     """Give the boss's Fail form, when no Close form stands beside it because the deal's
     requirements are unmet (R6.1), the reason as its ``note``: what is still missing (the
-    letters as chips, ``display.missing_text``), where the boss sees the button."""
+    investors by name, ``display.missing_text``) in one sentence, beside the button."""
     deal = v.get("deal") or {}
     if deal.get("boss") != seat or deal.get("requirements_met") or not deal.get("missing"):
         return
     if any(f.cmd["do"] == "close" for f in forms):
         return
-    missing = Markup(", ").join(missing_text(m) for m in deal["missing"])
+    missing = missing_text(deal["missing"])
     for f in forms:
         if f.cmd["do"] == "fail":
-            f.note = Markup("{0} {1}").format(_("You cannot close yet: still missing"), missing)
+            f.note = _("You cannot close yet: the deal still needs %(missing)s.", missing=missing)
 
 
 # -- lapsed terms made again -----------------------------------------------------------------

@@ -16,10 +16,11 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel.dates import format_datetime, format_timedelta, get_timezone_location
+from babel.lists import format_list
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine import prices
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 # -- time ------------------------------------------------------------------------------------
 
@@ -144,6 +145,27 @@ def is_past(value: datetime | str | None, now: datetime) -> bool:
     return value is not None and when(value) <= now
 
 
+# -- punctuation ----------------------------------------------------------------------------
+
+
+def paren(text: str) -> str:
+    """``text`` in the page's language's brackets: ``(in 5 hours)``, ``（24小时后）``."""
+    return _("(%(text)s)", text=text)
+
+
+def said(name: str, what: str) -> str:
+    """``what`` said of ``name``, with the page's language's colon: ``Amy: 4 M``,
+    ``王芳：4 M``."""
+    return _("%(name)s: %(what)s", name=name, what=what)
+
+
+def list_words(items: Any) -> str:
+    """Names (or any words) joined as the page's language joins a list: ``Amy, Bill and
+    Carla``, ``王芳、李伟和张敏`` (Babel's ``format_list``); ``""`` for none."""
+    words = [str(x) for x in items]
+    return format_list(words, locale=get_locale() or "en") if words else ""
+
+
 # -- cards, prices, requirements -------------------------------------------------------------
 
 
@@ -223,13 +245,36 @@ INVESTOR_NAMES = {  # the Chinese editions' names come from the catalogs
 _MORE_OF = re.compile(r"^(\d+) more of (.+)$")
 
 
-def missing_text(item: str) -> Markup:
-    """One entry of the engine's ``missing`` list (``S`` or ``2 more of G/D/L``) for people."""
-    found = _MORE_OF.match(item)
-    if found:
-        letters = found.group(2).split("/")
-        return Markup(escape(_("%(k)s more of", k=found.group(1))) + Markup(" ") + chips(letters))
-    return letter_chip(item)
+def investor_words(letter: str) -> str:
+    """An investor letter as a name with its letter, in the page's language: ``Cashman (C)``,
+    ``凯许曼（C）``; the letter itself for a letter of no investor."""
+    name = INVESTOR_NAMES.get(letter)
+    if name is None:
+        return letter
+    return _("%(name)s (%(letter)s)", name=name, letter=letter)
+
+
+def missing_text(missing: list[str]) -> str:
+    """The engine's ``missing`` list (``["L", "1 more of C/D/W"]``, R6.1) as words, the
+    investors by name and the lists joined as the page's language joins them: ``Liebgeld (L)
+    and 1 more of Cashman (C), Dougherty (D) or Wadsworth (W)``; ``""`` when nothing is."""
+    locale = get_locale() or "en"
+    items = []
+    for item in missing:
+        found = _MORE_OF.match(item)
+        if found is None:
+            items.append(investor_words(item))
+            continue
+        letters = [investor_words(x) for x in found.group(2).split("/")]
+        items.append(
+            ngettext(
+                "%(num)d more of %(letters)s",
+                "%(num)d more of %(letters)s",
+                int(found.group(1)),
+                letters=format_list(letters, style="or", locale=locale),
+            )
+        )
+    return format_list(items, locale=locale) if items else ""
 
 
 def requirement_html(space: dict[str, Any]) -> Markup:

@@ -230,14 +230,19 @@ def api_me() -> Response:
 
 @bp.app_context_processor
 def _signed_in_address() -> dict[str, Any]:
-    """The signed-in address for the header of every page (none outside a request: mail)."""
+    """The signed-in address for the header of every page (none outside a request: mail), and
+    ``seat_game``: the id of the game whose seat this browser last opened by its link (``None``
+    without one), for a way back to it from a page outside the game (the rules)."""
     if not has_request_context():
-        return {"player_email": None}
+        return {"player_email": None, "seat_game": None}
+    seats = session.get("seats") or {}
+    landing = session.get("landing")
+    seat_game = landing if landing in seats else next(iter(seats), None)
     try:
-        return {"player_email": players.signed_in()}
+        return {"player_email": players.signed_in(), "seat_game": seat_game}
     except SQLAlchemyError:  # the error page of a database that is down
         db.session.rollback()
-        return {"player_email": None}
+        return {"player_email": None, "seat_game": seat_game}
 
 
 def register(app: Flask) -> None:

@@ -19,6 +19,7 @@ from email.policy import default as default_policy
 from email.utils import format_datetime
 
 from flask import Blueprint, Flask, abort, current_app, redirect, request, url_for
+from flask_babel import lazy_gettext as _l
 from imtheboss.web.links import require_operator
 from imtheboss.web.models import OutboxMail, db
 from imtheboss.web.reply_apply import apply_reply
@@ -27,6 +28,46 @@ from imtheboss.web.service import now_utc
 bp = Blueprint("operator_replies", __name__)
 MAX_BODY = 20_000  # characters of a pasted reply
 ONCE = re.compile(r"[0-9a-f]{16}")  # the form's one-time value (``reply_once``)
+
+# what became of a pasted reply (``reply_apply.Outcome``), in words: its status, then its reason
+OUTCOMES = {
+    "done": _l("the move was made"),
+    "answered": _l("nothing was done, and the player was told why"),
+    "duplicate": _l("it was seen before, so nothing was done"),
+    "ignored": _l("it was ignored"),
+    "refused": _l("it was refused"),
+}
+REASONS = {
+    "confirm_fail": _l("the player is asked to confirm the fail"),
+    "unclear": _l("the reply was not clear"),
+    "not_now": _l("its word is not a move the player may make now"),
+    "no_stop_card": _l("the player has no stop card"),
+    "several": _l("it named more than one move"),
+    "terms_changed": _l("the terms changed after the mail was sent"),
+    "already_answered": _l("the player had already answered"),
+    "window_ended": _l("the window had already ended"),
+    "newer": _l("a newer mail asks something else"),
+    "outdated": _l("the mail is out of date"),
+    "unreadable": _l("the reply could not be read"),
+    "over": _l("the game is over"),
+    "refused": _l("the game does not allow that move"),
+    "automatic": _l("it is an automatic mail"),
+    "rate_limited": _l("too many replies came at once"),
+    "not_ours": _l("it answers no mail of this server"),
+    "bad_token": _l("its reply address is not valid"),
+    "other_address": _l("it came from another address than the player's"),
+    "auth_failed": _l("its sender could not be verified"),
+}
+
+
+def outcome_text(status: str, reason: str = "") -> str:
+    """What became of a pasted reply, in the page's language: ``the move was made``, ``nothing
+    was done, and the player was told why: the reply was not clear``; an unknown status or
+    reason is shown as it is."""
+    said = str(OUTCOMES.get(status, status))
+    if not reason:
+        return said
+    return str(_l("%(what)s: %(why)s", what=said, why=REASONS.get(reason, reason)))
 
 
 def reply_to_of(mail: OutboxMail) -> str:
@@ -77,7 +118,8 @@ def reply(mail_id: int):
 
 
 def register(app: Flask) -> None:
-    """Add the route, and ``reply_to_of`` for the outbox template."""
+    """Add the route, and ``reply_to_of``, ``reply_outcome`` for the outbox template."""
     app.jinja_env.globals["reply_to_of"] = reply_to_of
     app.jinja_env.globals["reply_once"] = lambda: secrets.token_hex(8)
+    app.jinja_env.globals["reply_outcome"] = outcome_text
     app.register_blueprint(bp)

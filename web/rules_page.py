@@ -59,6 +59,10 @@ CARD_HELP = {
 _RULE_ITEM = re.compile(r"<li>(\s*(?:<p>)?)<strong>([RVA]\d+(?:\.\d+)?)</strong>")
 _HEADING = re.compile(r"<h([23])>(.*?)</h\1>")
 _DOC_LINK = re.compile(r'<a href="[^"#:]*\.md(?:#[^"]*)?">(.*?)</a>')
+# a line break between two CJK characters (or full-width punctuation): Chinese and Japanese put
+# no space between words, so a wrapped source line must not leave one in the sentence
+_CJK = "\u3000-\u30ff\u3400-\u9fff\uff00-\uffef"
+_CJK_BREAK = re.compile(rf"(?<=[{_CJK}])\n(?=[{_CJK}])")
 
 
 def rule_url(rule: str) -> str:
@@ -79,14 +83,15 @@ def card_help(card: str) -> str:
 @cache
 def rules_html(lang: str) -> Markup:
     """The rules in ``lang`` (English when that language has no source) as HTML: every rule an
-    anchor of its id, every heading an anchor of its words (``#the-board``)."""
+    anchor of its id, every heading an anchor of its words (``#the-board``); a line break
+    between two CJK characters is joined without a space."""
     translated = DOCS / f"rules.{lang}.md"
     source = translated if translated.is_file() else DOCS / DEFAULT_SOURCE
     html = MarkdownIt("commonmark").enable("table").render(source.read_text(encoding="utf-8"))
     html = _RULE_ITEM.sub(r'<li id="\2">\1<strong>\2</strong>', html)
     html = _HEADING.sub(_heading, html)
     html = _DOC_LINK.sub(r"\1", html)
-    return Markup(html)
+    return Markup(_CJK_BREAK.sub("", html))
 
 
 def _heading(found: re.Match[str]) -> str:

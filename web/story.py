@@ -515,7 +515,7 @@ def _letters(letters: list[str]) -> str:
 
 
 def _investor(letter: str) -> str:
-    return _("%(name)s (%(letter)s)", name=display.INVESTOR_NAMES[letter], letter=letter)
+    return display.investor_words(letter)
 
 
 ONE_CARD = {

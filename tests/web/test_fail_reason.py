@@ -22,8 +22,14 @@ def test_the_boss_reads_why_there_is_no_close_beside_fail(app, game) -> None:
     group = _close_group(boss.get(f"/g/{gid}").text)
     assert "cmd-close" not in group and "cmd-fail" in group
     note = re.search(r'<p class="hint note-fail">(.*?)</p>', group, re.S)
-    assert note and "You cannot close yet: still missing" in note.group(1)
-    assert f'<span class="inv inv-{s.letter}"' in note.group(1)  # the provider's letter
+    assert note and "You cannot close yet: the deal still needs " in note.group(1)
+    assert f"({s.letter})" in note.group(1)  # the provider's investor, by name and letter
+    assert note.group(1).strip().endswith(".")  # one whole sentence
+    zh = _close_group(boss.get(f"/g/{gid}?lang=zh_Hans").text)
+    said = re.search(r'<p class="hint note-fail">(.*?)</p>', zh, re.S).group(1)
+    assert said.startswith("你还不能成交：这笔交易还需要") and said.endswith("。"), said
+    assert f"（{s.letter}）" in said and "," not in said and "仍然缺少" not in said
+    boss.get(f"/g/{gid}?lang=en")
     act(
         provider, gid, {"do": "offer", "card": f"investor:{s.letter}"}, price="1", price_kind="cash"
     )

@@ -31,7 +31,7 @@ def test_the_invitation_names_the_others_the_windows_and_the_organiser(app) -> N
     with app.app_context():
         gid = create_game("t", PLAYERS, {"windows": WINDOWS}, creator_email=PLAYERS[0][1]).game_id
         text = _invitation(gid, 1)
-        assert f"You play with {PLAYERS[0][0]}, {PLAYERS[2][0]}." in text
+        assert f"You play with {PLAYERS[0][0]} and {PLAYERS[2][0]}." in text
         assert PLAYERS[1][0] not in text.split("You play with")[1].split(".")[0]
         for line in (
             "your turn to play: 24 hours",

@@ -51,7 +51,7 @@ def test_a_reply_pasted_on_the_outbox_page_is_the_move(app, client) -> None:
     [row] = answers(app)
     assert str(a.mail["Message-ID"]) in row.body["references"]  # threaded on the pasted reply
     shown = client.get(posted.headers["Location"], headers=BEARER)
-    assert "The pasted reply: done" in shown.text
+    assert "The pasted reply: the move was made." in shown.text
 
 
 def test_the_same_form_posted_twice_acts_once(app, client) -> None:

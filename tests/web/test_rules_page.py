@@ -39,6 +39,28 @@ def test_the_rules_page_is_in_the_page_s_language(app, client, lang: str, word: 
     assert "The rules the engine implements" not in page.text
 
 
+@pytest.mark.parametrize(
+    ("lang", "joined"), [("zh_Hans", "两份繁体中文"), ("zh_Hant", "兩份繁體中文")]
+)
+def test_a_wrapped_chinese_line_leaves_no_space(app, client, lang: str, joined: str) -> None:
+    """The sources wrap at 100 columns; a line break between two Chinese characters is no
+    space in the sentence (``两份繁体 中文`` read as two words)."""
+    text = client.get("/rules", query_string={"lang": lang}).text
+    assert joined in text
+    body = text.split('<section class="card rules">')[1]
+    assert not re.search(r"[\u4e00-\u9fff，。、；：（）]\s+[\u4e00-\u9fff，。、；：（）]", body)
+
+
+def test_the_rules_page_leads_back_to_the_game_of_the_seat(app, client, game) -> None:
+    """A player who came by their seat's link reads "Back to the game" (not "Sign in") in the
+    rules page's header; a stranger reads "Sign in"."""
+    created, _s, clients = game
+    header = clients[0].get("/rules").text.split("</header>")[0]
+    assert f'href="/g/{created.game_id}">Back to the game</a>' in header
+    assert "Sign in" not in header
+    assert "Sign in" in client.get("/rules").text.split("</header>")[0]
+
+
 def test_each_card_in_the_hand_says_what_it_does(app, game) -> None:
     created, s, clients = game
     gid = created.game_id
