@@ -169,19 +169,17 @@ def _dated(row: Notification) -> bool:
 
 
 def as_true_now(state: GameState, rows: list[Notification]) -> list[Any]:
-    """``rows`` as they read when the mail is sent: a "you are next" row whose turn is over is
-    dropped (kept, its sentence marked as past, when it is the mail's only row); a row about a
-    negotiation that ended keeps its event's line without the deal's facts and end, and one
-    about the running negotiation carries its end as it stands now (a pause moves it). Rows
-    that change are copies: the outbox rows are not touched."""
+    """``rows`` as they read when the mail is sent (each row still told once): a "you are
+    next" row whose turn is over says so (``past``); a row about a negotiation that ended keeps
+    its event's line without the deal's facts and end, and one about the running negotiation
+    carries its end as it stands now (a pause moves it). Rows that change are copies: the
+    outbox rows are not touched."""
     turns = {a["window"] for a in awaiting(state) if a["for"] == "turn"}
     deal = state.deal
     out: list[Any] = []
     for row in rows:
         body = dict(row.body or {})
         if "turn" in body and body["turn"] not in turns:
-            if len(rows) > 1:
-                continue
             body["past"] = True
         if "negotiation" in body and "facts" in body:
             if deal is None or deal.window.id != body["negotiation"]:
@@ -189,7 +187,7 @@ def as_true_now(state: GameState, rows: list[Notification]) -> list[Any]:
             else:
                 body["facts"] = {**body["facts"], "until": deal.window.deadline.isoformat()}
         out.append(row if body == (row.body or {}) else _copy(row, body))
-    return out or rows
+    return out
 
 
 def _copy(row: Notification, body: dict[str, Any]) -> SimpleNamespace:

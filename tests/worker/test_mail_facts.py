@@ -108,9 +108,11 @@ def test_the_place_marker_mail_says_what_the_number_is_and_the_best_spaces(mails
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_digest_says_nothing_that_stopped_being_true_before_it_was_sent(mails, lang):
     """The news mail is composed once the game is over: the negotiation it opens with ended
-    and the turn it said came next is over, so neither "you are next" nor the negotiation's
-    end is said."""
+    and the turn it said came next is over, so neither the negotiation's end nor "you are
+    next" is said (that turn is said to be over)."""
     _pays, _bring, until = FACTS[lang]
     _reader, body = mails[lang]["news"]
     assert _lines(body), body
     assert until not in body and NEXT[lang] not in body, body
+    if lang == "en":  # each row is still told once: the turn that came next is said to be over
+        assert "but that turn is over now" in body, body
