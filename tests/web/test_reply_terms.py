@@ -284,3 +284,22 @@ def test_yes_to_terms_that_changed_is_refused_naming_the_new(app) -> None:
     assert t.reply(address, "同意", "r1") == ("answered", "terms_changed")
     assert t.events("agreement_made") == []
     assert f"Now: {NAMES[t.other]}'s terms: 2 M for no card." in _text(t.answer_mail())
+
+
+def test_a_second_offer_while_another_waits_is_answered_by_its_own_mail(app) -> None:
+    """Two providers' terms wait for the boss: the mail about the newer names its words and
+    those terms (not only "chat"), and ``accept`` agrees to them, not to the other's."""
+    t = Table(app)
+    t.offer(2)
+    t.do(t.boss, {"do": "propose", "to": t.other, "price": {"cash": 1}})
+    t.do(t.other, {"do": "offer", "price": {"cash": 3}})
+    assert len(t.terms_open()) == 2
+    mail = t.mail_to_boss()
+    text = _text(mail)
+    assert "\n  accept\n" in text and "\n  reject\n" in text, text
+    assert f"answers only these terms: {NAMES[t.other]}'s terms: 3 M" in text, text
+    assert t.reply(str(mail["Reply-To"]), "accept", "r1")[0] == "done"
+    [made] = t.events("agreement_made")
+    assert made.data["provider"] == t.other
+    [still] = t.terms_open()
+    assert still.provider == t.provider
