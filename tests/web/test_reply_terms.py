@@ -303,3 +303,22 @@ def test_a_second_offer_while_another_waits_is_answered_by_its_own_mail(app) -> 
     assert made.data["provider"] == t.other
     [still] = t.terms_open()
     assert still.provider == t.provider
+
+
+def test_an_offer_word_names_the_card_it_puts_forward(app) -> None:
+    """The provider's mail about the boss's proposal suggests ``offer 3``: it says for which
+    card (its only one the deal needs)."""
+    t = Table(app)
+    card = f"investor:{t.setup.letter}"
+    t.do(t.boss, {"do": "propose", "to": t.provider, "card": card, "price": {"cash": 1}})
+    with app.app_context():
+        row = db.session.execute(
+            select(Notification)
+            .where(Notification.kind == "offer", Notification.seat_index == t.provider)
+            .order_by(Notification.id.desc())
+            .limit(1)
+        ).scalar_one()
+        text = _text(compose(get_game(t.gid), t.seat(t.provider), [row]))
+    assert "\n  offer 3\n" in text, text
+    sacks = f"{INVESTOR_NAMES[t.setup.letter]} ({t.setup.letter})"
+    assert f"An offer by reply puts forward {sacks}." in text, text
