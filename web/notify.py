@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
+from imtheboss.engine import prices
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
@@ -37,6 +38,7 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
+from imtheboss.web.reply_terms import Shown
 from imtheboss.web.served import newly_away, served_seats
 
 # What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that
@@ -222,10 +224,69 @@ def _asked(kind: str, seat: int, events: list[Event], state: GameState) -> dict[
     turn, where the marker stands and what a deal there needs and pays (``space_facts``)."""
     if kind == "your_turn" and state.marker is not None:
         return {"space": state.marker, "facts": space_facts(state, seat, state.marker)}
+    if kind == "place_marker":
+        return {"best": best_spaces(state, seat)}
     asked = next((e for e in reversed(events) if e.type == ASKED_BY.get(kind)), None)
     extra = {"asked": said_message(asked, seat)} if asked is not None else {}
+    if kind == "last_call" and state.deal is not None:
+        space = state.deal.space
+        facts = space_facts(state, seat, space) | (
+            {"boss": True} if seat == state.deal.boss else {}
+        )
+        extra |= {"space": space, "facts": facts}
+        extra["deal"] = deal_facts(state)
     lapses = lapses_if_it_happens(state, seat) if kind == "stop" else []
     return {**extra, "lapses": lapses} if lapses else extra
+
+
+BEST_SPACES = 3  # the spaces a place-the-marker mail describes
+
+
+def best_spaces(state: GameState, seat: int) -> list[dict[str, Any]]:
+    """The ``BEST_SPACES`` deal spaces ``seat`` could fill best (R1.4): most of the letters a
+    deal there needs brought by its own cards (``space_facts``' ``fits``), then the highest
+    proceeds; each ``{"space", "facts"}`` (``space_facts``), best first. Reads only the seat's
+    own cards (A8: a row of that seat only)."""
+    found = []
+    for space in range(len(state.board.spaces)):
+        facts = space_facts(state, seat, space)
+        needs = facts["needs"]
+        wanted = len(needs["required"]) + sum(c["k"] for c in needs.get("choices") or [])
+        short = max(wanted - len(facts["fits"]), 0)
+        found.append((short, -facts["shares"], space, facts))
+    found.sort(key=lambda f: f[:3])
+    return [{"space": space, "facts": facts} for _s, _p, space, facts in found[:BEST_SPACES]]
+
+
+def deal_facts(state: GameState) -> dict[str, Any]:
+    """The running deal as its table sees it at a last call (R4, R6.2; all public, A8):
+    ``boss`` (seat), ``family`` (``[owner seat, card name]`` on the table), ``agreements``
+    (``[provider seat, card name or None, price JSON, value M]``), ``own`` (the letters the
+    boss brings by its own investor cards), ``proceeds`` (M) and
+    ``boss_keeps`` (M: proceeds less the agreements' values). ``{}`` when no deal runs."""
+    deal = state.deal
+    if deal is None:
+        return {}
+    space = state.board.spaces[deal.space]
+    value = state.share_value
+    proceeds = prices.proceeds(space.shares, value)
+    agreements = [
+        [
+            t.provider,
+            t.card,
+            {t.price[0]: t.price[1]},
+            prices.price_value(*t.price, state.share_value),
+        ]
+        for t in deal.agreements.values()
+    ]
+    return {
+        "boss": deal.boss,
+        "own": [x for x in state.seat_investors(deal.boss) if x in space.letters],
+        "family": [[owner, CARD_NAMES[card]] for card, owner in deal.table_family],
+        "agreements": agreements,
+        "proceeds": proceeds,
+        "boss_keeps": proceeds - sum(a[3] for a in agreements),
+    }
 
 
 def lapses_if_it_happens(state: GameState, seat: int) -> list[str]:
@@ -260,14 +321,18 @@ def _own(event: Event, seat: int) -> bool:
 
 
 def _deal(now: GameState, seat: int) -> dict[str, Any]:
-    """A row's ``space`` and ``facts`` (``space_facts`` and the negotiation's end) for the
+    """A row's ``space``, ``facts`` (``space_facts`` and the negotiation's end) and
+    ``negotiation`` (the deal's window id: the mail drops the facts once it ended) for the
     running deal, read by ``seat``; ``{}`` when none runs."""
     if now.deal is None:
         return {}
-    facts = space_facts(now, seat, now.deal.space)
+    facts = space_facts(now, seat, now.deal.space) | (
+        {"boss": True} if seat == now.deal.boss else {}
+    )
     return {
         "space": now.deal.space,
         "facts": {**facts, "until": now.deal.window.deadline.isoformat()},
+        "negotiation": now.deal.window.id,
     }
 
 
@@ -333,7 +398,7 @@ def _next_rows(
             continue
         nxt = state.left_of(a["seat"])
         if nxt != a["seat"] and state.orders[nxt].turn is None:
-            body = {"after": a["seat"]}
+            body = {"after": a["seat"], "turn": a["window"]}
             rows.append(
                 _row(
                     game_id,
@@ -449,7 +514,10 @@ def _offer_rows(
     if to is None or to == event.by:
         return []
     text = said_message(event, to)
-    return [_row(game_id, to, "offer", str(seq), text, False, seq, at, **_deal(now, to))]
+    price = next(iter(d["price"].items()))
+    mark = Shown(d["provider"], d["letter"], price).mark()  # what its words answer
+    body = {**_deal(now, to), "terms": mark}
+    return [_row(game_id, to, "offer", str(seq), text, False, seq, at, **body)]
 
 
 def _said_rows(

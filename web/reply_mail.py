@@ -16,11 +16,20 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web import display
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.reply_address import reply_address, turn_step
-from imtheboss.web.reply_choices import choices, verbs_that_work
+from imtheboss.web.reply_choices import ORDER, choices, verbs_that_work
 from imtheboss.web.reply_moves import move_text
-from imtheboss.web.reply_terms import said_shown, shown_by
+from imtheboss.web.reply_terms import (
+    TERMS_VERBS,
+    Shown,
+    read_mark,
+    said_shown,
+    shown_by,
+    standing,
+    still_open,
+)
 from imtheboss.web.reply_words import shown
 from imtheboss.web.service import load_state
+from imtheboss.web.story import card_words
 
 # Kinds of outbox rows that ask the seat for something.
 ASKING = frozenset(
@@ -32,12 +41,14 @@ ASKING = frozenset(
 class ReplyWay:
     """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language;
     ``until``: when the first of the seat's open decisions ends (aware UTC), if one does;
-    ``terms``: the terms its ``accept``/``reject`` answer, in words (``""``: none)."""
+    ``terms``: the terms its ``accept``/``reject`` answer, in words (``""``: none); ``offer``:
+    the card an ``offer`` word puts forward, in words (``""``: no offer word, or no card)."""
 
     address: str
     words: list[str] = field(default_factory=list)
     until: datetime | None = None
     terms: str = ""
+    offer: str = ""
 
 
 def asks(rows: list[Any]) -> bool:
@@ -52,7 +63,8 @@ def reply_way(game: Game, seat: Seat, rows: list[Any], lang: str) -> ReplyWay | 
     if not current_app.config.get("MAIL_REPLIES") or not asks(rows):
         return None
     window = rows[0].body.get("window", "") if len(rows) == 1 else ""
-    return _way(game, seat, lang, load_state(game), window)
+    mark = rows[0].body.get("terms", "") if len(rows) == 1 and rows[0].kind == "offer" else ""
+    return _way(game, seat, lang, load_state(game), window, read_mark(mark))
 
 
 def seat_address(game: Game, seat: Seat) -> str | None:
@@ -79,16 +91,37 @@ def way_now(game: Game, seat: Seat, lang: str) -> ReplyWay | None:
     return _way(game, seat, lang, state, waiting.pop() if len(waiting) == 1 else "")
 
 
-def _way(game: Game, seat: Seat, lang: str, state: GameState, window: str) -> ReplyWay | None:
+def _way(
+    game: Game,
+    seat: Seat,
+    lang: str,
+    state: GameState,
+    window: str,
+    mailed: Shown | None = None,
+) -> ReplyWay | None:
     """The reply way of ``seat`` for ``window`` (``""``: none, so the address carries the
-    newest window opened, ``state.window_seq - 1``). Renders the terms in the current locale."""
+    newest window opened, ``state.window_seq - 1``); ``mailed``: the terms the mail is about
+    (new terms for the seat, A7), which its ``accept``/``reject`` answer while they stand, even
+    when other terms wait for the seat too. Renders the terms in the current locale."""
+    by_verb = choices(state, seat.seat_index, window)
     verbs = verbs_that_work(state, seat.seat_index, window)
+    terms = shown_by(state, seat.seat_index, by_verb)
+    if mailed is not None and still_open(state, seat.seat_index, mailed):
+        terms = mailed
+        verbs = [v for v in verbs if v not in TERMS_VERBS]
+        verbs += [
+            verb
+            for verb in sorted(TERMS_VERBS)
+            if len(standing(state, seat.seat_index, by_verb.get(verb, []), mailed)) == 1
+        ]
+        verbs.sort(key=ORDER.index)
     if not [v for v in verbs if v != "chat"]:
         return None
     until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
-    terms = shown_by(state, seat.seat_index, choices(state, seat.seat_index, window))
     address = reply_address(
         game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state), terms=terms
     )
     said = move_text(said_shown(state, seat.seat_index, terms), display.shown_names(state))
-    return ReplyWay(address, shown(verbs, lang), until, said)
+    offers = by_verb.get("offer", []) if "offer" in verbs else []
+    card = card_words(offers[0]["card"]) if len(offers) == 1 and offers[0].get("card") else ""
+    return ReplyWay(address, shown(verbs, lang), until, said, card)

@@ -219,6 +219,10 @@ KIND_TEXTS = {
         "You are next, after %(after)s. To plan your turn while you wait, pick a turn pre-move"
         " on the game page in one tap."
     ),
+    "you_are_next_past": lazy_gettext(
+        "You were next after %(after)s, but that turn is over now: open the game to see where"
+        " the play stands."
+    ),
     "marked_away": lazy_gettext(
         "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
         " you. Any move of yours brings you back."
@@ -344,10 +348,77 @@ def row_text(
                 letters=_letters(lapses),
             ),
         )
-    said = (row.body or {}).get("facts")
-    if not facts or not said or "space" not in (row.body or {}):
-        return text
-    return then(text, facts_text(row.body["space"], said, tz))
+    body = row.body or {}
+    if body.get("best"):  # place the marker: what the number is, the spaces it could fill
+        text = then(text, best_text(body["best"], tz))
+    said = body.get("facts")
+    if facts and said and "space" in body:
+        text = then(text, facts_text(body["space"], said, tz))
+    if body.get("deal"):  # a last call: the deal as it stands
+        reader = row.seat_index if 0 <= row.seat_index < len(players) else None
+        text = then(text, deal_text(body["deal"], players, reader))
+    return text
+
+
+def best_text(best: list[dict[str, Any]], tz: str = "UTC") -> str:
+    """What the marker's number is (a deal space, 1 to 16, R1.4) and the facts of the spaces
+    the reader could fill best (``imtheboss.web.notify.best_spaces``), as sentences."""
+    out = [
+        _(
+            "The number is a deal space, 1 to 16: the marker goes on the space you name."
+            " The spaces you could fill best:"
+        )
+    ]
+    out += [facts_text(b["space"], b["facts"], tz) for b in best]
+    return " ".join(out)
+
+
+def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> str:
+    """A deal as it stands at a last call (``imtheboss.web.notify.deal_facts``) as sentences
+    to ``reader`` (a seat, or ``None``): who is boss, the line-up (who brings which card, for
+    how much), the proceeds and what the boss keeps, and what the reader gains in it."""
+
+    def who(seat: int) -> str:
+        return _("you") if seat == reader else players[seat]
+
+    boss = deal["boss"]
+    brought = [
+        _("%(card)s from %(player)s", card=card_words(x), player=who(boss)) for x in deal["own"]
+    ]
+    brought += [
+        _("%(card)s from %(player)s", card=card_words(c), player=who(o)) for o, c in deal["family"]
+    ]
+    brought += [
+        _(
+            "%(card)s from %(player)s for %(price)s",
+            card=card_words(c),
+            player=who(p),
+            price=display.price_text(price),
+        )
+        for p, c, price, _value in deal["agreements"]
+    ]
+    out = [
+        _("You are the boss.")
+        if boss == reader
+        else _("%(player)s is the boss.", player=who(boss)),
+        _("Line-up: %(cards)s.", cards=_names(brought) or _("nothing")),
+    ]
+    keeps = {"proceeds": deal["proceeds"], "keeps": deal["boss_keeps"]}
+    if reader == boss:
+        out.append(
+            _("Proceeds %(proceeds)s M: after the agreements you keep %(keeps)s M.", **keeps)
+        )
+        return " ".join(out)
+    out.append(
+        _("Proceeds %(proceeds)s M: after the agreements the boss keeps %(keeps)s M.", **keeps)
+    )
+    mine = [price for p, _c, price, _v in deal["agreements"] if p == reader]
+    if mine:
+        got = _names([display.price_text(price) for price in mine])
+        out.append(_("If the deal closes, your agreement pays you %(price)s.", price=got))
+    elif reader is not None:
+        out.append(_("You have no agreement in this deal."))
+    return " ".join(out)
 
 
 SENTENCE_ENDS = tuple('.!?…。！？"”」』)）')
@@ -364,7 +435,8 @@ def then(sentence: str, more: str) -> str:
 
 def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
     """A deal space's facts (``notify.space_facts``, with ``until``: the negotiation's end, or
-    ``None``) as sentences to their reader: needs, proceeds, what the reader could bring."""
+    ``None``; ``boss``: the reader is the deal's boss) as sentences to their reader: needs,
+    proceeds, what the reader could bring."""
     shares, value = facts["shares"], facts["share_value"]
     out = [
         _(
@@ -377,7 +449,11 @@ def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
             value=value,
         )
     ]
-    if facts["fits"]:
+    if facts["fits"] and facts.get("boss"):
+        out.append(
+            _("As the boss, you could bring %(letters)s yourself.", letters=_letters(facts["fits"]))
+        )
+    elif facts["fits"]:
         out.append(_("You could bring %(letters)s.", letters=_letters(facts["fits"])))
     else:
         out.append(_("You hold no investor or family card it needs."))
@@ -409,6 +485,7 @@ def _row_said(row: Any, players: list[str], tz: str, can_stop: bool) -> str:
     body = row.body or {}
     kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
     kind = "stop_no_card" if kind == "stop" and not can_stop else kind
+    kind = "you_are_next_past" if kind == "you_are_next" and body.get("past") else kind
     if kind == "reminder" and body.get("for") in ANSWER_FOR:  # what it asks, and on silence
         return str(KIND_TEXTS["reminder_" + body["for"]]) % {
             "time": display.page_time(body["until"], tz)
@@ -504,6 +581,11 @@ def _amount(key: str, n: int) -> str:
     if key == "payments":
         return _("%(num)+d M", num=n)
     return str(n)  # cards owed
+
+
+def listed(items: list[str]) -> str:
+    """``items`` (words) as one list in the current locale (``A, B, and C``; ``""``: none)."""
+    return _names(items)
 
 
 def _names(items: list[str]) -> str:

@@ -15,6 +15,7 @@ from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from types import SimpleNamespace
 from typing import Any
 
 import idna
@@ -22,7 +23,8 @@ from flask import current_app, g, render_template
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
-from imtheboss.engine.views import view
+from imtheboss.engine.state import GameState
+from imtheboss.engine.views import awaiting, view
 from imtheboss.web import display, players, story
 from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat, db
@@ -30,7 +32,7 @@ from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.orders_page import pace_sentence
 from imtheboss.web.reply_choices import has_stop_card
-from imtheboss.web.reply_mail import reply_way, seat_address
+from imtheboss.web.reply_mail import asks, reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
 from imtheboss.worker.mail_thread import (
     list_id,
@@ -80,6 +82,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         return compose_addressed(game, rows[0])
     assert seat is not None
     g.locale = players.seat_language(seat) or "en"  # its own, else its address's default
+    rows = as_true_now(load_state(game), rows) if len(rows) > 1 or _dated(rows[0]) else rows
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
     until = due = None
@@ -111,6 +114,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "row_text": _row_text(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
+        "no_move_by_reply": bool(current_app.config.get("MAIL_REPLIES")) and asks(rows),
         "what": what,
         "pace": _pace_words(game, seat) if first.kind == "invited" else None,
         "back": any(r.kind == "played_for" and r.text == "proxy_started" for r in rows),  # A11
@@ -162,6 +166,42 @@ def _invitation(game: Game, seat: Seat, names: list[str]) -> dict[str, Any]:
             if kind in windows
         ],
     }
+
+
+def _dated(row: Notification) -> bool:
+    """Whether ``row`` says something that may stop being true before it is mailed: "you are
+    next" (``turn``) or a negotiation's facts and end (``negotiation``)."""
+    body = row.body or {}
+    return "turn" in body or "negotiation" in body
+
+
+def as_true_now(state: GameState, rows: list[Notification]) -> list[Any]:
+    """``rows`` as they read when the mail is sent (each row still told once): a "you are
+    next" row whose turn is over says so (``past``); a row about a negotiation that ended keeps
+    its event's line without the deal's facts and end, and one about the running negotiation
+    carries its end as it stands now (a pause moves it). Rows that change are copies: the
+    outbox rows are not touched."""
+    turns = {a["window"] for a in awaiting(state) if a["for"] == "turn"}
+    deal = state.deal
+    out: list[Any] = []
+    for row in rows:
+        body = dict(row.body or {})
+        if "turn" in body and body["turn"] not in turns:
+            body["past"] = True
+        if "negotiation" in body and "facts" in body:
+            if deal is None or deal.window.id != body["negotiation"]:
+                del body["facts"]
+            else:
+                body["facts"] = {**body["facts"], "until": deal.window.deadline.isoformat()}
+        out.append(row if body == (row.body or {}) else _copy(row, body))
+    return out
+
+
+def _copy(row: Notification, body: dict[str, Any]) -> SimpleNamespace:
+    """A read-only stand-in for ``row`` with ``body`` (what ``story.row_text`` and the
+    templates read of a row)."""
+    keep = ("id", "kind", "seat_index", "text", "seq", "urgent", "to_email", "created_at")
+    return SimpleNamespace(**{k: getattr(row, k) for k in keep}, body=body)
 
 
 def _row_text(rows: list[Notification], can_stop: bool):

@@ -16,15 +16,17 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine import languages
 from imtheboss.engine.history import Message
+from imtheboss.engine.views import awaiting
 from imtheboss.web import display, players, story
 from imtheboss.web.links import seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
+from imtheboss.web.notify import space_facts
 from imtheboss.web.refusals import refusal
 from imtheboss.web.reply_answer import seat_row
 from imtheboss.web.reply_mail import ReplyWay, seat_address, way_now
 from imtheboss.web.reply_moves import move_text
 from imtheboss.web.reply_words import WORDS
-from imtheboss.web.service import seats_of
+from imtheboss.web.service import load_state, seats_of
 from imtheboss.worker.mail_thread import list_id
 
 LOCALES = languages.CODES
@@ -59,7 +61,8 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
         "said": body.get("answer", ""),
         "line": body.get("line", ""),
         **_done(game, seat, body),
-        "why": _why(body),
+        "why": _why(body, game, seat),
+        "facts": _turn_facts(game, seat) if body.get("answer") == "done" else "",
         "reply": reply,
         "until": _until(reply, seat),
         "link": seat_link(game.id, seat) if seat is not None else "",
@@ -97,9 +100,41 @@ def _until(reply: ReplyWay | None, seat: Seat | None) -> str:
     return display.page_time(reply.until, seat.timezone or "UTC")
 
 
-def _why(body: dict) -> str:
-    """Why nothing was done, in plain words (current locale)."""
+def _turn_facts(game: Game, seat: Seat | None) -> str:
+    """After a move by mail that leaves the seat's turn open (a roll: draw or deal next), what
+    a deal on the marker's space needs and pays and what the seat could bring (R1.4, R3.3;
+    ``imtheboss.web.story.facts_text``), as the turn's own mail says it; ``""`` otherwise."""
+    if seat is None or game.status != "active":
+        return ""
+    state = load_state(game)
+    mine = any(a["seat"] == seat.seat_index and a["for"] == "turn" for a in awaiting(state))
+    if not mine or state.marker is None:
+        return ""
+    facts = space_facts(state, seat.seat_index, state.marker)
+    return story.facts_text(state.marker, facts, seat.timezone or "UTC")
+
+
+def _open_now(game: Game, seat: Seat | None) -> str:
+    """What waits for ``seat`` now, in words (``story.WINDOW_KINDS``: "the last call"), the
+    kinds joined; ``""`` when nothing does."""
+    if seat is None or game.status != "active":
+        return ""
+    kinds = sorted({a["for"] for a in awaiting(load_state(game)) if a["seat"] == seat.seat_index})
+    return story.listed([str(story.WINDOW_KINDS[k]) for k in kinds if k in story.WINDOW_KINDS])
+
+
+def _why(body: dict, game: Game | None = None, seat: Seat | None = None) -> str:
+    """Why nothing was done, in plain words (current locale); a move that is not one the seat
+    may make now names what waits for it instead (the last call, a card's stop window)."""
     said = body.get("answer")
+    if said == "not_now" and game is not None:
+        waits = _open_now(game, seat)
+        if waits:
+            return _(
+                "That is not a move you can make now, so nothing was done: what waits for"
+                " you now is %(what)s.",
+                what=waits,
+            )
     if said == "refused":
         found = body.get("refusal") or {}
         return refusal(str(found.get("code", "")), str(found.get("message", "")))

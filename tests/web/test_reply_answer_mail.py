@@ -196,3 +196,29 @@ def test_a_seat_with_no_language_is_answered_in_its_address_s_default(app, lang)
     plain, html = _texts(mail)
     assert SAYS[lang]["placed"] in plain and SAYS[lang]["placed"] in html
     assert not ENGLISH.search(plain), plain
+
+
+FACTS = {"en": "It pays", "zh_Hans": "可得", "zh_Hant": "可得"}
+WAITS = {
+    "en": "what waits for you now is the first turn",
+    "zh_Hans": "现在等你处理的是",
+    "zh_Hant": "現在等你處理的是",
+}
+
+
+@pytest.mark.parametrize("lang", list(SAYS))
+def test_a_move_that_leaves_the_turn_open_says_what_the_space_needs_and_pays(app, lang) -> None:
+    """After placing (or rolling), the turn goes on (roll, draw or deal): the answer says what
+    a deal on the marker's space needs and pays, as the turn's own mail does."""
+    a = _asked(app, lang)
+    assert _reply(app, a, "place 3") == "done"
+    plain, html = _texts(_answer(app))
+    assert FACTS[lang] in plain and FACTS[lang] in html, plain
+
+
+@pytest.mark.parametrize("lang", list(SAYS))
+def test_a_move_not_open_now_is_refused_naming_what_waits(app, lang) -> None:
+    a = _asked(app, lang)
+    assert _reply(app, a, "roll") == "answered"
+    plain, _html = _texts(_answer(app))
+    assert WAITS[lang] in plain, plain

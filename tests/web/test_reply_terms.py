@@ -284,3 +284,41 @@ def test_yes_to_terms_that_changed_is_refused_naming_the_new(app) -> None:
     assert t.reply(address, "同意", "r1") == ("answered", "terms_changed")
     assert t.events("agreement_made") == []
     assert f"Now: {NAMES[t.other]}'s terms: 2 M for no card." in _text(t.answer_mail())
+
+
+def test_a_second_offer_while_another_waits_is_answered_by_its_own_mail(app) -> None:
+    """Two providers' terms wait for the boss: the mail about the newer names its words and
+    those terms (not only "chat"), and ``accept`` agrees to them, not to the other's."""
+    t = Table(app)
+    t.offer(2)
+    t.do(t.boss, {"do": "propose", "to": t.other, "price": {"cash": 1}})
+    t.do(t.other, {"do": "offer", "price": {"cash": 3}})
+    assert len(t.terms_open()) == 2
+    mail = t.mail_to_boss()
+    text = _text(mail)
+    assert "\n  accept\n" in text and "\n  reject\n" in text, text
+    assert f"answers only these terms: {NAMES[t.other]}'s terms: 3 M" in text, text
+    assert t.reply(str(mail["Reply-To"]), "accept", "r1")[0] == "done"
+    [made] = t.events("agreement_made")
+    assert made.data["provider"] == t.other
+    [still] = t.terms_open()
+    assert still.provider == t.provider
+
+
+def test_an_offer_word_names_the_card_it_puts_forward(app) -> None:
+    """The provider's mail about the boss's proposal suggests ``offer 3``: it says for which
+    card (its only one the deal needs)."""
+    t = Table(app)
+    card = f"investor:{t.setup.letter}"
+    t.do(t.boss, {"do": "propose", "to": t.provider, "card": card, "price": {"cash": 1}})
+    with app.app_context():
+        row = db.session.execute(
+            select(Notification)
+            .where(Notification.kind == "offer", Notification.seat_index == t.provider)
+            .order_by(Notification.id.desc())
+            .limit(1)
+        ).scalar_one()
+        text = _text(compose(get_game(t.gid), t.seat(t.provider), [row]))
+    assert "\n  offer 3\n" in text, text
+    sacks = f"{INVESTOR_NAMES[t.setup.letter]} ({t.setup.letter})"
+    assert f"An offer by reply puts forward {sacks}." in text, text

@@ -70,3 +70,49 @@ def test_each_added_sentence_follows_a_full_stop(mails):
         assert not [line for line in _lines(body) if run_on.search(line)], (kind, body)
     _reader, opened = mails["zh_Hans"]["deal_opened"]
     assert "。" in opened, opened
+
+
+DEAL = {  # a last call's deal as it stands: who is boss, the line-up, the proceeds
+    "en": ("is the boss.", "Line-up: ", "after the agreements the boss keeps"),
+    "zh_Hans": ("是老板。", "阵容：", "付清各项协议后老板留下"),
+    "zh_Hant": ("是老闆。", "陣容：", "付清各項協議後老闆留下"),
+    "ja": ("がボスです。", "顔ぶれ：", "ボスの手元に"),
+}
+NEXT = {  # "You are next, after …": never in a mail sent once that turn is over
+    "en": "You are next",
+    "zh_Hans": "就轮到你",
+    "zh_Hant": "就輪到你",
+    "ja": "の次はあなたの番",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_last_call_carries_the_deal_as_it_stands(mails, lang):
+    """A last call is the moment to play a card or not: its mail says what the deal needs and
+    pays, who is boss, who brings which card for how much, and what the reader gains."""
+    pays, _bring, _until = FACTS[lang]
+    boss, lineup, keeps = DEAL[lang]
+    _reader, body = mails[lang]["last_call"]
+    for said in (pays, boss, lineup, keeps):
+        assert said in body, (said, body)
+    assert " M" in body
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_place_marker_mail_says_what_the_number_is_and_the_best_spaces(mails, lang):
+    pays, bring, _until = FACTS[lang]
+    _reader, body = mails[lang]["place_marker"]
+    assert "16" in body and body.count(pays) == 3 and bring in body, body
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_digest_says_nothing_that_stopped_being_true_before_it_was_sent(mails, lang):
+    """The news mail is composed once the game is over: the negotiation it opens with ended
+    and the turn it said came next is over, so neither the negotiation's end nor "you are
+    next" is said (that turn is said to be over)."""
+    _pays, _bring, until = FACTS[lang]
+    _reader, body = mails[lang]["news"]
+    assert _lines(body), body
+    assert until not in body and NEXT[lang] not in body, body
+    if lang == "en":  # each row is still told once: the turn that came next is said to be over
+        assert "but that turn is over now" in body, body

@@ -31,7 +31,8 @@ from helpers_worker import (
 )
 from imtheboss.web import queue, story
 from imtheboss.web.models import Notification, db
-from imtheboss.web.service import create_game, seats_of
+from imtheboss.web.service import create_game, get_game, load_state, seats_of
+from imtheboss.worker.mail import as_true_now
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -60,9 +61,11 @@ def carried(mail: EmailMessage, line: str) -> bool:
 
 
 def said(app, row: Notification) -> str:
-    """The line the mail gives ``row`` (English, as the players of this test read it)."""
+    """The line the mail gives ``row`` (English, as the players of this test read it), as it
+    reads when sent (``as_true_now``: the games no longer change while they are mailed)."""
     with app.test_request_context():
-        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)])
+        [now] = as_true_now(load_state(get_game(row.game_id)), [row])
+        return story.row_text(now, [seat.name for seat in seats_of(row.game_id)])
 
 
 class Killer(threading.Thread):
