@@ -236,12 +236,14 @@ class Moments:
     def _question(self, page: Any, lang: str, kind: str, path: Path) -> None:
         """The game page with the question before the move ``kind``, as the player sees it
         once they tapped its button: the phone's screen, the question focused on it."""
+        from playwright.sync_api import expect
+
         page.goto(f"{self.base}/g/{self.gid}?lang={lang}")
         button = page.locator(f"#live form.cmd-{kind} button[type=submit]").first
         button.scroll_into_view_if_needed()
         button.click()
         page.locator("#confirm").wait_for()
-        page.wait_for_function("document.activeElement === document.querySelector('#confirm')")
+        expect(page.locator("#confirm")).to_be_focused()  # (no string to eval: the CSP)
         page.screenshot(path=str(path))
 
     def _help(self, page: Any) -> None:

@@ -445,7 +445,14 @@ def notifications_for(
         writer = EVENT_ROWS.get(event.type)
         if writer is not None:
             rows += writer(game_id, event, now, seq, at)
-    return rows
+    return to_people(rows, state)
+
+
+def to_people(rows: list[dict[str, Any]], state: GameState) -> list[dict[str, Any]]:
+    """``rows`` without those of bot seats (A13: a bot gets no invitation, mail nor push; it
+    reads the game, not its inbox); rows to an address (``seat_index`` -1) stay."""
+    bots = state.bots
+    return [r for r in rows if r["seat_index"] < 0 or not bots[r["seat_index"]]]
 
 
 def _invited_rows(

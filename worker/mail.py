@@ -13,7 +13,7 @@ from __future__ import annotations
 import email.policy
 from datetime import datetime
 from email.headerregistry import Address
-from email.message import EmailMessage
+from email.message import EmailMessage, MIMEPart
 from email.utils import format_datetime, make_msgid
 from types import SimpleNamespace
 from typing import Any
@@ -48,6 +48,10 @@ from sqlalchemy import func, select
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some
 # clients (and by Python's parser) starts with a space.
 HEADER_POLICY = email.policy.SMTP.clone(max_line_length=998)
+# A part with a line too long to go as it is (past 998 bytes) is encoded in lines of 76
+# (base64 or quoted-printable): with the header policy its lines would be 996 characters long,
+# which spam filters count against the mail.
+BODY_POLICY = email.policy.SMTP
 LOCALES = languages.CODES
 
 
@@ -287,9 +291,23 @@ def sender() -> Address:
 
 
 def add_parts(msg: EmailMessage, template: str, context: dict) -> None:
-    """The plain-text and HTML parts from ``template`` + ``.txt`` / ``.html``."""
-    msg.set_content(render_template(f"{template}.txt", **context))
-    msg.add_alternative(render_template(f"{template}.html", **context), subtype="html")
+    """The plain-text and HTML parts from ``template`` + ``.txt`` / ``.html``, as
+    ``multipart/alternative``: each part goes as it is (8bit) unless a line of it is too long
+    for that (``BODY_POLICY``)."""
+    if "MIME-Version" not in msg:
+        msg["MIME-Version"] = "1.0"
+    msg.make_alternative()
+    for suffix, subtype in (("txt", "plain"), ("html", "html")):
+        msg.attach(body_part(render_template(f"{template}.{suffix}", **context), subtype))
+
+
+def body_part(text: str, subtype: str) -> MIMEPart:
+    """One ``text/<subtype>`` part: 8bit, or in lines of at most 76 when a line of ``text`` is
+    longer than 998 bytes (SMTP's limit)."""
+    too_long = any(len(line.encode("utf-8")) > 998 for line in text.splitlines())
+    part = MIMEPart(policy=BODY_POLICY if too_long else HEADER_POLICY)
+    part.set_content(text, subtype=subtype)
+    return part
 
 
 def _organiser_mail(game: Game, row: Notification, base: str) -> tuple[str, dict[str, Any]]:

@@ -236,5 +236,5 @@ def test_the_story_names_each_seat_as_it_was_then(app, world) -> None:
     heading = re.search(r"<h3>(.*?) with the boss, for", page)
     assert heading and heading.group(1) == was, heading
     start = page[page.index('id="start"') : page.index("</section>", page.index('id="start"'))]
-    assert f"<strong>{was}</strong>" in start and "Zoe" not in start
+    assert f"<strong>{was}:</strong>" in start and "Zoe" not in start
     assert "has left the game: the organiser passed the seat to Zoe" in page

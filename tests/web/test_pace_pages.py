@@ -8,6 +8,7 @@ import re
 
 from helpers_organiser import csrf_of
 from imtheboss.engine.orders import BRISK, DEFAULT_PACE, RECOMMENDED, pace_orders
+from imtheboss.engine.views import awaiting
 from imtheboss.web.models import EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
@@ -100,7 +101,8 @@ def test_you_are_next_goes_to_the_seat_after_the_active_one_and_one_tap_plans_it
         state = load_state(get_game(gid))
     assert state.phase == "turn_start" and state.active == first
     nxt = state.left_of(first)
-    assert _rows(app, gid, "you_are_next") == [(nxt, {"after": first})]
+    turn = next(a["window"] for a in awaiting(state) if a["seat"] == first)  # whose turn it is
+    assert _rows(app, gid, "you_are_next") == [(nxt, {"after": first, "turn": turn})]
     client = app.test_client()
     assert client.get(f"/g/{gid}/s/{tokens[nxt]}").status_code == 303
     page = client.get(f"/g/{gid}").get_data(as_text=True)

@@ -93,3 +93,16 @@ def test_every_kind_in_every_language_with_its_headers(tmp_path, lang: str) -> N
         assert mails[kind]["References"].split() == [game, *deal], kind
     # the answer to a reply threads on that reply, in the game's thread
     assert mails["reply_answer"]["References"].split()[0] == game
+
+
+def test_a_part_with_a_line_too_long_for_smtp_goes_in_short_lines() -> None:
+    """A part goes 8bit unless a line is past 998 bytes: then encoded in lines of at most 76
+    (a 996-character base64 line is what spam filters count against a mail)."""
+    from imtheboss.worker.mail import body_part
+
+    short = body_part("<p>你好</p>\n" * 3, "html")
+    assert short["Content-Transfer-Encoding"] == "8bit"
+    long = body_part("<p>" + "庄家" * 400 + "</p>\n", "html")
+    assert long["Content-Transfer-Encoding"] in ("base64", "quoted-printable")
+    assert max(len(line) for line in long.as_string().splitlines()) <= 78
+    assert long.get_content().rstrip() == "<p>" + "庄家" * 400 + "</p>"
