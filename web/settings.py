@@ -155,8 +155,12 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _dkim_key(self) -> Settings:
-        if self.dkim_selector and not Path(self.dkim_key_file or "/nonexistent").is_file():
+        if self.dkim_selector and not self.dkim_key_file:
             raise ValueError("DKIM_SELECTOR needs DKIM_KEY_FILE, the file of its private key")
+        if self.dkim_selector and not Path(self.dkim_key_file).is_file():
+            raise ValueError(
+                f"DKIM_KEY_FILE {self.dkim_key_file!r} is not a file this user can read"
+            )
         return self
 
     @field_validator("base_url")
@@ -171,9 +175,7 @@ class Settings(BaseSettings):
         try:
             return cls(**overrides)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(_problem(e) for e in exc.errors())
             raise SettingsError(f"imtheboss: bad settings: {problems}") from None
 
     def instance_dir(self) -> Path:
@@ -237,3 +239,11 @@ class Settings(BaseSettings):
         config["MAIL_REPLIES"] = self.embedded if self.mail_replies is None else self.mail_replies
         config["IMAP_PORT"] = self.imap_port or (993 if self.imap_ssl else 143)
         return config
+
+
+def _problem(error: Any) -> str:
+    """One of pydantic's errors as a line: ``NAME: what is wrong`` (a check of several settings
+    together has no name: just what is wrong, without pydantic's "Value error, ")."""
+    where = ".".join(str(p) for p in error["loc"]).upper()
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

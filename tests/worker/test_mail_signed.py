@@ -136,8 +136,14 @@ def test_a_server_without_8bitmime_gets_seven_bits_still_signed(local_app, mailb
 def test_a_selector_without_its_key_file_stops_the_start(tmp_path) -> None:
     from imtheboss.web.settings import Settings, SettingsError
 
-    with pytest.raises(SettingsError, match="DKIM_KEY_FILE"):
-        Settings.load(dkim_selector=SELECTOR, dkim_key_file=str(tmp_path / "missing.pem"))
+    missing = str(tmp_path / "missing.pem")
+    with pytest.raises(SettingsError) as refused:
+        Settings.load(dkim_selector=SELECTOR, dkim_key_file=missing)
+    said = str(refused.value)  # names the file that is not there, in plain words
+    assert f"DKIM_KEY_FILE '{missing}' is not a file" in said and ": :" not in said, said
+    assert "Value error" not in said, said
+    with pytest.raises(SettingsError, match="DKIM_SELECTOR needs DKIM_KEY_FILE"):
+        Settings.load(dkim_selector=SELECTOR, dkim_key_file="")
     key_file = tmp_path / "key.pem"
     key_file.write_text("-----BEGIN RSA PRIVATE KEY-----\n")
     assert Settings.load(dkim_selector=SELECTOR, dkim_key_file=str(key_file)).dkim_selector
