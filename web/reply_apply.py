@@ -31,7 +31,7 @@ from imtheboss.engine.windows import due_windows
 from imtheboss.web import outage
 from imtheboss.web.limits import TooMany, command_spending, spending
 from imtheboss.web.metrics import counted_reply
-from imtheboss.web.models import ReplyClaim, Seat, db
+from imtheboss.web.models import Game, ReplyClaim, Seat, db
 from imtheboss.web.notify import said_message
 from imtheboss.web.presence import note_presence
 from imtheboss.web.reply_address import (
@@ -54,14 +54,15 @@ from imtheboss.web.reply_screen import (
     recipients,
     sender,
 )
-from imtheboss.web.reply_terms import TERMS_VERBS, open_to, said_shown
-from imtheboss.web.reply_words import MAX_CHAT, understand
+from imtheboss.web.reply_terms import TERMS_VERBS, Shown, by_letter, open_to, said_shown
+from imtheboss.web.reply_words import MAX_CHAT, Reading, understand
 from imtheboss.web.service import (
     ServiceError,
     get_game,
     load_state,
     normal_email,
     now_utc,
+    state_after,
     submit,
 )
 from sqlalchemy import delete
@@ -204,10 +205,13 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
     if ticket.window and ticket.window not in open_windows(state) and not chat:
         return told("window_ended", window=ticket.window)
     window = "" if chat else ticket.window
-    choice = command_for(reading, state, seat.seat_index, window, ticket.terms, check_terms=True)
+    if reading is not None and reading.verb in TERMS_VERBS and _which_terms(ticket, reading):
+        return told("several", line=line)  # its mail showed several terms: "accept C" says which
+    terms = shown_for(game, ticket, reading)
+    choice = command_for(reading, state, seat.seat_index, window, terms, check_terms=True)
     about_terms = choice.verb in TERMS_VERBS
     if choice.command is None and about_terms and choice.problem in TERMS_PROBLEMS:
-        shown = said_shown(state, seat.seat_index, ticket.terms)
+        shown = said_shown(state, seat.seat_index, terms)
         now = open_to(state, seat.seat_index)
         return told(choice.problem, line=line, shown=shown, now=now)
     if choice.command is None:
@@ -232,6 +236,26 @@ def _act(raw: bytes, message: EmailMessage, ticket: ReplyTicket, seat: Seat, key
         return Outcome("duplicate")
     said = [said_message(event, seat.seat_index) for _seq, event in result.events]
     return told("done", line=line, messages=said, move=move, cut=cut)
+
+
+def _which_terms(ticket: ReplyTicket, reading: Reading) -> bool:
+    """Whether ``reading`` (an ``accept`` or ``reject``) must say which terms: its mail showed
+    several (its address carries ``seen``, no one mark) and the reply names no letter."""
+    return reading.letter is None and ticket.terms is None and ticket.seen is not None
+
+
+def shown_for(game: Game, ticket: ReplyTicket, reading: Reading | None) -> Shown | None:
+    """The terms a reply's ``accept``/``reject`` answers: those its address names; for
+    ``accept C``, the terms for C its mail showed (the address's mark when its letter is C, else
+    the terms for C that waited for the seat when the mail was made: ``ticket.seen`` events).
+    ``None``: its mail showed none (for that letter)."""
+    if reading is None or reading.letter is None:
+        return ticket.terms
+    if ticket.terms is not None:
+        return ticket.terms if ticket.terms.letter == reading.letter else None
+    if ticket.seen is None or not 1 <= ticket.seen <= game.last_seq:
+        return None
+    return by_letter(state_after(game, ticket.seen), ticket.seat).get(reading.letter)
 
 
 def _line(raw: bytes) -> str | None:

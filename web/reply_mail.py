@@ -21,13 +21,14 @@ from imtheboss.web.reply_moves import move_text
 from imtheboss.web.reply_terms import (
     TERMS_VERBS,
     Shown,
+    by_letter,
     read_mark,
     said_shown,
     shown_by,
     standing,
     still_open,
 )
-from imtheboss.web.reply_words import shown
+from imtheboss.web.reply_words import LETTER_VERBS, lettered, shown
 from imtheboss.web.service import load_state
 from imtheboss.web.story import card_words
 
@@ -42,13 +43,16 @@ class ReplyWay:
     """``address``: the ``Reply-To``; ``words``: the words to show, in the seat's language;
     ``until``: when the first of the seat's open decisions ends (aware UTC), if one does;
     ``terms``: the terms its ``accept``/``reject`` answer, in words (``""``: none); ``offer``:
-    the card an ``offer`` word puts forward, in words (``""``: no offer word, or no card)."""
+    the card an ``offer`` word puts forward, in words (``""``: no offer word, or no card);
+    ``letters``: when several sets of terms wait for the seat, each letter's terms in words
+    (``[("C", "Ann's terms: 4 M for Cashman (C)")]``), which ``accept C``/``reject C`` answer."""
 
     address: str
     words: list[str] = field(default_factory=list)
     until: datetime | None = None
     terms: str = ""
     offer: str = ""
+    letters: list[tuple[str, str]] = field(default_factory=list)
 
 
 def asks(rows: list[Any]) -> bool:
@@ -115,13 +119,43 @@ def _way(
             if len(standing(state, seat.seat_index, by_verb.get(verb, []), mailed)) == 1
         ]
         verbs.sort(key=ORDER.index)
-    if not [v for v in verbs if v != "chat"]:
+    letters = _letters(state, seat.seat_index, by_verb) if terms is None else {}
+    if not [v for v in verbs if v != "chat"] and not letters:
         return None
     until = min((a["until"] for a in awaiting(state) if a["seat"] == seat.seat_index), default=None)
+    seen = game.last_seq if letters else None
     address = reply_address(
-        game.id, seat, window, newest=state.window_seq - 1, step=turn_step(state), terms=terms
+        game.id, seat, window, state.window_seq - 1, turn_step(state), terms=terms, seen=seen
     )
-    said = move_text(said_shown(state, seat.seat_index, terms), display.shown_names(state))
+    names = display.shown_names(state)
+    said = move_text(said_shown(state, seat.seat_index, terms), names)
     offers = by_verb.get("offer", []) if "offer" in verbs else []
     card = card_words(offers[0]["card"]) if len(offers) == 1 and offers[0].get("card") else ""
-    return ReplyWay(address, shown(verbs, lang), until, said, card)
+    words = shown([v for v in verbs if v != "chat"], lang)
+    words += [lettered(v, x, lang) for x, vs in letters.items() for v in vs]
+    words += shown([v for v in verbs if v == "chat"], lang)
+    said_letters = [
+        (x, move_text(said_shown(state, seat.seat_index, t), names))
+        for x, t in by_letter(state, seat.seat_index).items()
+        if x in letters
+    ]
+    return ReplyWay(address, words, until, said, card, said_letters)
+
+
+def _letters(
+    state: GameState, seat: int, by_verb: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[str]]:
+    """When more than one set of terms waits for ``seat`` (so ``accept`` alone names none):
+    each letter whose terms a reply may answer by letter, with the verbs that do
+    (``{"C": ["accept", "reject"]}``); else ``{}``."""
+    waiting = by_letter(state, seat)
+    if max((len(by_verb.get(v, [])) for v in LETTER_VERBS), default=0) < 2:
+        return {}
+    out: dict[str, list[str]] = {}
+    for letter, terms in sorted(waiting.items()):
+        verbs = [
+            v for v in LETTER_VERBS if len(standing(state, seat, by_verb.get(v, []), terms)) == 1
+        ]
+        if verbs:
+            out[letter] = verbs
+    return out

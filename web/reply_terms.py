@@ -119,6 +119,21 @@ def _waiting(state: GameState, seat: int) -> list[tuple[int, Terms]]:
     return out
 
 
+def by_letter(state: GameState, seat: int) -> dict[str, Shown]:
+    """The terms waiting for ``seat``'s answer, by letter, as a mail shows them: only letters
+    that name one set of terms (two providers offering the boss the same letter, or terms for
+    no card, are left out: a reply could not say which)."""
+    counts: dict[str | None, int] = {}
+    waiting = [terms for _other, terms in _waiting(state, seat)]
+    for terms in waiting:
+        counts[terms.letter] = counts.get(terms.letter, 0) + 1
+    return {
+        terms.letter: of_terms(terms)
+        for terms in waiting
+        if terms.letter is not None and counts[terms.letter] == 1
+    }
+
+
 def open_to(state: GameState, seat: int) -> list[dict[str, Any]]:
     """The terms waiting for ``seat``'s answer now, as messages (``{"id": "terms", "params":
     {"player", "price", "card"}}``, ``imtheboss.web.reply_moves.move_text`` renders them): the

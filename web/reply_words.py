@@ -1,7 +1,8 @@
 """The words a reply may say, in every language of ``imtheboss.engine.languages`` (its rows'
 ``replies``; any of them is understood, whatever the seat's language): ``place 5`` (the
 marker on space 5, as players number the spaces: 1 to 16), ``allow``, ``stop``, ``pass``,
-``accept``, ``reject``, ``offer 3`` (3 M cash), ``offer 1 share``, ``roll``, ``draw``, ``deal``,
+``accept``, ``reject`` (or ``accept C``, ``reject W``: the terms for that letter, when a mail
+shows several), ``offer 3`` (3 M cash), ``offer 1 share``, ``roll``, ``draw``, ``deal``,
 ``fail``, ``close`` and ``chat: …``; and the words people answer with (``PEOPLE``, the rows'
 ``yes_words`` and ``no_words``: ``yes``, ``好``, ``同意``, ``no``, ``不要``), which mean a move
 only where one alone of theirs fits (``MEANS``: ``imtheboss.web.reply_choices``).
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from imtheboss.engine import languages
+from imtheboss.engine.board import LETTERS
 from imtheboss.web.inputs import BIDI, SINGLE_LINE_BAD
 
 # verb -> language -> words (the first is the one a mail shows): the language table's rows
@@ -40,6 +42,8 @@ MEANS: dict[str, tuple[str, ...]] = {
     "no": ("reject", "pass"),
     "deal": ("deal", "accept"),  # "Deal!" to terms is accepting them
 }
+# the verbs a letter may follow: "accept C" names the terms for Cashman (C) a mail showed
+LETTER_VERBS = ("accept", "reject")
 SHARE_WORDS = {row.code: row.share_words for row in languages.LANGUAGES}
 CASH_WORDS = tuple(dict.fromkeys(w for row in languages.LANGUAGES for w in row.cash_words))
 
@@ -60,14 +64,16 @@ MAX_CHAT = 500  # characters of a chat line taken from mail
 class Reading:
     """What a line says: ``verb`` (a key of ``WORDS``), ``price`` (``{"cash": M}`` or
     ``{"shares": n}``, for ``offer``), ``space`` (for ``place``: the number players read, 1 to
-    16) and ``text`` (for ``chat``, its first ``MAX_CHAT`` characters; ``cut``: the chat was
-    longer, and was cut there)."""
+    16), ``letter`` (for ``accept`` or ``reject`` of the terms for one letter: ``"C"``) and
+    ``text`` (for ``chat``, its first ``MAX_CHAT`` characters; ``cut``: the chat was longer,
+    and was cut there)."""
 
     verb: str
     price: dict[str, int] | None = None
     text: str | None = None
     space: int | None = None
     cut: bool = False
+    letter: str | None = None
 
 
 def _normal(line: str) -> str:
@@ -114,6 +120,10 @@ def understand(line: str) -> Reading | None:
         if verb == "place" and text.startswith(word):
             rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
             return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
+        if verb in LETTER_VERBS and text.startswith(word):
+            letter = text[len(word) :].strip().upper()
+            if letter in LETTERS:
+                return Reading(verb, letter=letter)
     return None
 
 
@@ -160,6 +170,12 @@ def shown(verbs: list[str], lang: str) -> list[str]:
         else:
             out.append(word)
     return out
+
+
+def lettered(verb: str, letter: str, lang: str) -> str:
+    """How a mail in ``lang`` writes ``verb`` (``accept`` or ``reject``) of the terms for
+    ``letter``: ``accept C``, ``接受 C``."""
+    return f"{WORDS[verb][languages.language(lang).code][0]} {letter}"
 
 
 def every_word() -> dict[str, Any]:

@@ -55,7 +55,8 @@ from imtheboss.engine.events import own_act
 from imtheboss.engine.state import GameState, replay
 from imtheboss.web.models import db
 from imtheboss.web.reply_choices import VERB_COMMAND, choices
-from imtheboss.web.reply_words import WORDS, understand
+from imtheboss.web.reply_terms import TERMS_VERBS, Shown, by_letter, read_mark, standing
+from imtheboss.web.reply_words import WORDS, Reading, understand
 from imtheboss.web.service import load_events
 
 # This test's own Redis database number (tests/worker uses 12 and 13, tests/web 9 and 10, the
@@ -174,35 +175,49 @@ WRITERS = {
 }
 
 
-def _word(choice: dict[str, Any], language: str) -> str:
+def _word(choice: dict[str, Any], language: str, letter: str | None = None) -> str:
     """What a reply writes for ``choice`` in ``language``: ``allow``, ``offer 3``,
-    ``放置 7``..."""
+    ``放置 7``, ``accept C`` (the terms for ``letter``)..."""
     verb = COMMAND_OF[choice["do"]]
     word = WORDS[verb][language][0]
     if verb == "offer":
         return f"{word} {choice['price']['cash']}"
     if verb == "place":
         return f"{word} {choice['space']}"
-    return word
+    return f"{word} {letter}" if letter else word
 
 
-def listed(mail: Mail) -> set[str]:
-    """The verbs of the words a mail lists for its reply (its indented lines that are reply
+def listed(mail: Mail) -> list[Reading]:
+    """The readings of the words a mail lists for its reply (its indented lines that are reply
     words)."""
-    found = set()
-    for line in re.findall(r"^  (\S[^\n]*)$", mail.text, re.M):
-        reading = understand(line)
-        if reading is not None:
-            found.add(reading.verb)
-    return found
+    found = (understand(line) for line in re.findall(r"^  (\S[^\n]*)$", mail.text, re.M))
+    return [reading for reading in found if reading is not None]
+
+
+def _token(address: str) -> list[str]:
+    """The parts of a reply address's token: ``<game>.<seat>.<fingerprint>.<window>[.<terms>]
+    .<signature>`` (docs/mail-replies.md)."""
+    return parseaddr(address)[1].partition("@")[0].partition("+")[2].split(".")
 
 
 def window_of(address: str) -> str:
-    """The window a reply address names (``""`` for none): its token is
-    ``<game>.<seat>.<fingerprint>.<window>.<signature>`` (docs/mail-replies.md)."""
-    token = parseaddr(address)[1].partition("@")[0].partition("+")[2]
-    window = token.split(".")[3]
+    """The window a reply address names (``""`` for none)."""
+    window = _token(address)[3]
     return "" if window == "-" else window
+
+
+def seen_of(address: str) -> int | None:
+    """The number of events of the log when a mail showing several terms was made (its
+    address's ``e<seen>``), else ``None``."""
+    parts = _token(address)
+    return int(parts[4][1:]) if len(parts) == 6 and parts[4][:1] == "e" else None
+
+
+def terms_of(address: str) -> Shown | None:
+    """The terms a reply address's ``accept`` and ``reject`` answer (those its mail showed: a
+    person accepts what they read, even when other terms wait too); ``None``: it names none."""
+    parts = _token(address)
+    return read_mark(parts[4]) if len(parts) == 6 else None
 
 
 # -- the mail seats ---------------------------------------------------------------------------
@@ -259,10 +274,11 @@ class ByReply:
     def replies(self) -> list[Reply]:
         return [r for seat in self.seats for r in seat.replies]
 
-    def state(self) -> tuple[GameState, int]:
-        """The state a replay of the stored log gives, and the number of deals opened."""
+    def state(self, seen: int | None = None) -> tuple[GameState, int]:
+        """The state a replay of the stored log gives (of its first ``seen`` events, when
+        given), and the number of deals opened."""
         with self.stack.app.app_context():
-            events = load_events(self.gid)
+            events = load_events(self.gid)[:seen]
             db.session.remove()
         return replay(events), sum(1 for e in events if e.type == "deal_opened")
 
@@ -287,27 +303,22 @@ class ByReply:
         state, deals = self.state()
         if state.phase == "game_over":
             return False
-        words = listed(mail)
-        if not words:  # news (an invitation, a deal closed): answerable, but it asks nothing
+        readings = listed(mail)
+        if not readings:  # news (an invitation, a deal closed): answerable, but it asks nothing
             self.stats["news with a reply address"] += 1
             return False
-        window = window_of(address)
-        mailable = [
-            {**cmd}
-            for verb, cmds in choices(state, seat.index, window).items()
-            if verb in words and verb != "chat" and (len(cmds) == 1 or verb == "place")
-            for cmd in cmds
-        ]
+        mailable = self.mailable(state, seat.index, address, readings)
         if not mailable:
             self.stats["nothing to answer"] += 1
             return False
         seat.bot.counters.deal = deals
-        choice = seat.bot.choose(state, seat.index, mailable, self.rng)
+        choice = seat.bot.choose(state, seat.index, [c for c, _l in mailable], self.rng)
         if choice is None:
             self.stats["bot waits"] += 1
             return False
         name, style, language = seat.style()
-        word = _word(choice, language or seat.writer.language)
+        letter = next((x for c, x in mailable if c == choice), None)
+        word = _word(choice, language or seat.writer.language, letter)
         message_id = next(self.ids)
         answered = str(mail.message["Message-ID"])
         raw = style(
@@ -328,6 +339,26 @@ class ByReply:
         self.stats[f"sent by {seat.writer.transport}"] += 1
         self.outcomes()  # by SMTP, the reply was applied before the receiver said 250
         return True
+
+    def mailable(
+        self, state: GameState, seat: int, address: str, readings: list[Reading]
+    ) -> list[tuple[dict[str, Any], str | None]]:
+        """The moves the words a mail lists make now, as the receiver reads them, each with the
+        letter its word names (``accept C``): ``accept`` and ``reject`` act only on the terms
+        the mail showed (its address's, or for a letter those that waited when it was made)."""
+        window, shown, seen = window_of(address), terms_of(address), seen_of(address)
+        by_verb = choices(state, seat, window)
+        out: list[tuple[dict[str, Any], str | None]] = []
+        for verb, letter in dict.fromkeys((r.verb, r.letter) for r in readings if r.verb != "chat"):
+            cmds = by_verb.get(verb, [])
+            if verb in TERMS_VERBS:
+                terms = shown
+                if letter is not None:
+                    terms = by_letter(self.state(seen)[0], seat).get(letter) if seen else None
+                cmds = standing(state, seat, cmds, terms)
+            if len(cmds) == 1 or verb == "place":
+                out += [({**cmd}, letter) for cmd in cmds]
+        return out
 
     def outcomes(self) -> None:
         """The answer rows written so far, onto the replies they answer."""

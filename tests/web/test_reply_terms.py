@@ -8,15 +8,23 @@ again stand; terms agreed already, and a card's window the seat answered on the 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
-from helpers_deal import NAMES, PLAYERS, find_setup
+from helpers_deal import NAMES, PLAYERS, Setup, find_setup
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers
+from imtheboss.engine.board import default_board
+from imtheboss.engine.options import Options
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import replay
+from imtheboss.engine.views import legal_commands
 from imtheboss.web.display import INVESTOR_NAMES
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.reply_address import SALT, BadReplyAddress, read_address, reply_address
 from imtheboss.web.reply_apply import apply_reply
 from imtheboss.web.reply_terms import Shown
+from imtheboss.web.reply_words import Reading, understand
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
 from itsdangerous import Signer
@@ -322,3 +330,105 @@ def test_an_offer_word_names_the_card_it_puts_forward(app) -> None:
     assert "\n  offer 3\n" in text, text
     sacks = f"{INVESTOR_NAMES[t.setup.letter]} ({t.setup.letter})"
     assert f"An offer by reply puts forward {sacks}." in text, text
+
+
+class TwoOffers(Table):
+    """A deal whose boss two providers can offer investors of two letters: ``provider`` its
+    ``letter`` (``setup.letter``), ``other`` its ``second``."""
+
+    def __init__(self, app) -> None:
+        self.app, self.keys = app, 0
+        self.setup, self.other, self.second = _two_providers()
+        self.boss, self.provider = self.setup.boss, self.setup.provider
+        with app.app_context():
+            self.gid = create_game("Friday", PLAYERS, seed=self.setup.seed).game_id
+        self.do(self.boss, {"do": "place_marker", "space": self.setup.space})
+        self.do(self.boss, {"do": "open_deal"})
+
+
+def _two_providers() -> tuple[Setup, int, str]:
+    """A seed and a space the first player may mark where both others hold an investor of a
+    letter the space takes (two different letters): ``(setup, other seat, its letter)``."""
+    board = default_board()
+    for seed in range(500):
+        state = replay(new_game(NAMES, Options(), board, seed, datetime(2026, 3, 1, tzinfo=UTC)))
+        boss = state.active
+        marks = [c["space"] for c in legal_commands(state, boss) if c["do"] == "place_marker"]
+        for index in marks:
+            letters = board.spaces[index].letters
+            a, b = (s for s in range(3) if s != boss)
+            mine_a = [x for x in state.seat_investors(a) if x in letters]
+            mine_b = [x for x in state.seat_investors(b) if x in letters]
+            if mine_a and mine_b:
+                setup = Setup(seed, boss, a, b, b, index, mine_a[0], "")
+                return setup, b, mine_b[0]
+    raise AssertionError("no seed found")
+
+
+def _digest_to_boss(t: Table):
+    """One mail to the boss about every offer waiting (a burst of offers is mailed together)."""
+    with t.app.app_context():
+        rows = list(
+            db.session.execute(
+                select(Notification).where(
+                    Notification.kind == "offer", Notification.seat_index == t.boss
+                )
+            ).scalars()
+        )
+        assert len(rows) >= 2
+        return compose(get_game(t.gid), t.seat(t.boss), rows)
+
+
+def test_a_mail_of_several_terms_names_a_word_for_each_letter(app) -> None:
+    """Two sets of terms wait for the boss and one mail tells of both: ``accept`` alone would
+    name neither, so the mail lists ``accept C``/``reject C`` for each letter and says whose
+    terms each is; ``accept`` with the second letter agrees to those terms, a bare ``accept``
+    is answered "more than one move"."""
+    t = TwoOffers(app)
+    t.offer(2)
+    seat, letter = t.other, t.second
+    t.do(seat, {"do": "offer", "card": f"investor:{letter}", "price": {"cash": 3}})
+    mail = _digest_to_boss(t)
+    text = _text(mail)
+    first = t.setup.letter
+    for word in (f"accept {first}", f"reject {first}", f"accept {letter}", f"reject {letter}"):
+        assert f"\n  {word}\n" in text, text
+    assert "\n  accept\n" not in text, text
+    assert f"- {first}: {NAMES[t.provider]}'s terms: 2 M for " in text, text
+    assert f"- {letter}: {NAMES[seat]}'s terms: 3 M for " in text, text
+    assert f"<code>accept {letter}</code>" in mail.get_body(("html",)).get_content()
+    address = str(mail["Reply-To"])
+    assert len(address.partition("@")[0]) <= 64
+    assert t.reply(address, "accept", "r1") == ("answered", "several")
+    assert t.reply(address, f"Accept {letter.lower()}, thanks", "r2") == ("done", "")
+    [made] = t.events("agreement_made")
+    assert (made.data["provider"], made.data["letter"]) == (seat, letter)
+    assert made.data["price"] == {"cash": 3}
+
+
+def test_a_letter_whose_terms_changed_since_the_mail_acts_on_nothing(app) -> None:
+    """``accept C`` answers the terms for C its mail showed: a new price since, or a letter
+    the mail did not show, changes nothing and is answered "the terms changed"."""
+    t = TwoOffers(app)
+    t.offer(2)
+    seat, letter = t.other, t.second
+    t.do(seat, {"do": "offer", "card": f"investor:{letter}", "price": {"cash": 3}})
+    address = str(_digest_to_boss(t)["Reply-To"])
+    t.do(t.provider, {"do": "withdraw"})
+    t.offer(4)
+    assert t.reply(address, f"accept {t.setup.letter}", "r1") == ("answered", "terms_changed")
+    missing = next(x for x in "CDGLSW" if x not in (t.setup.letter, letter))
+    assert t.reply(address, f"接受 {missing}", "r2")[0] == "answered"
+    assert t.events("agreement_made") == []
+    assert t.reply(address, f"拒绝{letter}", "r3") == ("done", "")
+    removed = [(e.data["reason"], e.data.get("provider")) for e in t.events("terms_removed")]
+    assert removed[-1] == ("rejected", seat), removed
+
+
+@pytest.mark.parametrize(
+    ("line", "verb", "letter"),
+    [("accept C", "accept", "C"), ("Reject w.", "reject", "W"), ("接受Ｇ", "accept", "G")],
+)
+def test_accept_or_reject_with_a_letter_reads_as_that_letter(line, verb, letter) -> None:
+    assert understand(line) == Reading(verb, letter=letter)
+    assert understand("accept X") is None and understand("accept CD") is None
