@@ -25,12 +25,12 @@ class Language:
     the menus show it. ``accept``: Accept-Language tags that mean it besides its code
     (``zh-TW``). ``brand``: the game's name in the From line of the mail (the catalog's
     translation of "I'm the Boss!"). ``replies``: verb -> the words a reply may say for it
-    (the first is the one a mail shows; see ``imtheboss.web.reply_words``). ``share_words``
+    (the first is the one a mail shows; see ``imtheboss.web.replies.words``). ``share_words``
     and ``cash_words``: the units of an offer (``offer 1 share``, ``offer 3 m``). ``yes_words``
-    and ``no_words``: how people say yes and no (``imtheboss.web.reply_words.PEOPLE``: a move
+    and ``no_words``: how people say yes and no (``imtheboss.web.replies.words.PEOPLE``: a move
     only where one alone of theirs fits; never shown by a mail). ``colon``: the colon a mail
     writes after ``chat`` (with its space; full width in CJK). ``auto_replies``: the subjects
-    webmail auto-replies in the language start with (``imtheboss.web.reply_screen``; a trailing
+    webmail auto-replies in the language start with (``imtheboss.web.replies.screen``; a trailing
     ``:`` also matches the full-width ``：``). ``space_before`` and ``space_after``: the words
     around a space's number in ``place 5`` (``space 5``, ``第5格``); one that ends with a space
     needs a space (or more) after it.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po
-from imtheboss.web.reply_words import SHARE_WORDS, WORDS, shown
+from imtheboss.web.replies.words import SHARE_WORDS, WORDS, shown
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATIONS = ROOT / "web" / "translations"

@@ -159,31 +159,25 @@ def _register_blueprints(app: Flask) -> None:
     for name in (
         "imtheboss.web.inputs",  # first: every request's input is checked before a view runs
         "imtheboss.web.health",  # /healthz, /readyz, /metrics; 503 while the schema is behind
-        "imtheboss.web.pages",
+        "imtheboss.web.pages.common",
         "imtheboss.web.api",
         "imtheboss.web.links",
-        "imtheboss.web.orders_page",
-        "imtheboss.web.replay",
-        "imtheboss.web.organiser_pages",
+        "imtheboss.web.pages.orders",
+        "imtheboss.web.pages.replay",
+        "imtheboss.web.pages.organiser",
         "imtheboss.web.signin",
         "imtheboss.web.me",
         "imtheboss.web.player_settings",
         "imtheboss.web.presence",
-        "imtheboss.web.hooks_pages",
-        "imtheboss.web.push_pages",
+        "imtheboss.web.pages.hooks",
+        "imtheboss.web.pages.push",
         "imtheboss.web.board_svg",
         "imtheboss.web.served",
-        "imtheboss.web.story_page",
-        "imtheboss.web.operator_replies",
-        "imtheboss.web.rules_page",
+        "imtheboss.web.pages.story",
+        "imtheboss.web.replies.operator",
+        "imtheboss.web.pages.rules",
     ):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(app)
+        importlib.import_module(name).register(app)
 
 
 JSON_KEY = "imtheboss.json_endpoints"  # in ``app.extensions``: endpoints that answer JSON

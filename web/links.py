@@ -193,7 +193,7 @@ def require_operator() -> None:
 @bp.get("/operator/mail")
 def operator_mail():
     """The local outbox (no SMTP configured): for the operator only (``require_operator``);
-    a mail that asks something has a form to paste a reply (``imtheboss.web.operator_replies``).
+    a mail that asks something has a form to paste a reply (``imtheboss.web.replies.operator``).
     Raises ``ServiceError`` 403."""
     require_operator()
     mails = (

@@ -298,10 +298,10 @@ class OutboxMail(db.Model):
 
 class ReplyClaim(db.Model):
     """A reply by mail taken in for a seat: one row per (game, seat, idempotency key: the
-    mail's ``Message-ID``, ``imtheboss.web.reply_screen.idempotency_key``), written and
+    mail's ``Message-ID``, ``imtheboss.web.replies.screen.idempotency_key``), written and
     committed before the reply is read as a move. Its unique constraint decides which of two
     deliveries of one mail at the same moment acts and is answered: the other one's insert
-    fails (``imtheboss.web.reply_apply``)."""
+    fails (``imtheboss.web.replies.apply``)."""
 
     __tablename__ = "reply_claims"
     __table_args__ = (

@@ -38,7 +38,7 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
-from imtheboss.web.reply_terms import Shown
+from imtheboss.web.replies.terms import Shown
 from imtheboss.web.served import newly_away, served_seats
 
 # What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that

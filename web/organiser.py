@@ -6,7 +6,7 @@ are engine commands sent by the server (``extend_window``, ``replace_player``,
 event in the history and the deadline rows follow the windows (``service._sync_deadlines``).
 
 Addresses are private: the ``seat_replaced`` event holds the new name, never an address. The
-caller checks that the request is the organiser's (``organiser_pages.organiser_only``, or the
+caller checks that the request is the organiser's (``pages.organiser.organiser_only``, or the
 admin token in the API, ``api_organiser``). The organiser's other acts (a pause, a resume, a
 seat's address, a new invitation) are events too: ``service.set_status``,
 ``service.set_seat_email``, ``service.resend_invitation``.

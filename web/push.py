@@ -36,7 +36,7 @@ from imtheboss.web import players as players_
 from imtheboss.web.hooks import with_deadline
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import OutboundPost, PushSubscription
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     sign_in_link_seconds: int = Field(900, ge=60, le=86400)  # a sign-in link lasts this long
     sign_in_grace_seconds: int = Field(60, ge=0, le=600)  # a double click of a used link
 
-    # -- replies to mail (imtheboss.web.reply_address, docs/mail-replies.md)
+    # -- replies to mail (imtheboss.web.replies.address, docs/mail-replies.md)
     # Mail that asks something carries Reply-To: <MAIL_REPLY_LOCAL>+<token>@<MAIL_DOMAIN>;
     # None: on in the embedded default (replies are pasted on the outbox page), off elsewhere.
     mail_replies: bool | None = None

@@ -3,7 +3,7 @@ point ``MAIL_DOMAIN``'s reply addresses at a mailbox (``play+…@`` delivered to
 give its IMAP login (``IMAP_HOST``, ``IMAP_USER``, ``IMAP_PASSWORD``...).
 
 Each round reads the unseen mail of ``IMAP_FOLDER`` (``BODY.PEEK[]``, so nothing is marked
-before it was applied), applies each (``imtheboss.web.reply_apply.apply_reply``: a mail read
+before it was applied), applies each (``imtheboss.web.replies.apply.apply_reply``: a mail read
 twice acts once, by its Message-ID) and marks it ``\\Seen``; when the database fails on one
 (``imtheboss.web.outage.transient``), it and the rest stay unseen until the next round.
 Between rounds it waits in IMAP IDLE (RFC 2177) where the server offers it, woken by new mail,
@@ -25,7 +25,7 @@ import time
 
 from flask import Flask
 from imtheboss.web import create_app, outage
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 
 IDLE_MAX = 25 * 60  # seconds: below the 29 minutes after which servers may drop an idle client
 

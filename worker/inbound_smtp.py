@@ -6,7 +6,7 @@ aiosmtpd on ``MAIL_INBOUND_HOST:MAIL_INBOUND_PORT``. At ``RCPT`` only our reply 
 tampered or forged token too: no open relay, no backscatter, and no mail is read for an address
 that acts for nobody); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 (at
 ``MAIL FROM`` when the client announces its ``SIZE``, else at the end of ``DATA``). Accepted
-mail is applied by ``imtheboss.web.reply_apply.apply_reply`` in a thread; the SMTP answer is
+mail is applied by ``imtheboss.web.replies.apply.apply_reply`` in a thread; the SMTP answer is
 250 whatever the reply said (the seat hears from us by mail; a refusal is never a bounce), but
 451 4.3.0 when the database failed on it (``imtheboss.web.outage.transient``): the sending
 server keeps the mail and delivers it again later, and a mail delivered again acts once.
@@ -25,8 +25,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from flask import Flask
 from imtheboss.web import create_app, outage
-from imtheboss.web.reply_address import BadReplyAddress, read_address
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.address import BadReplyAddress, read_address
+from imtheboss.web.replies.apply import apply_reply
 
 OK = "250 2.0.0 OK"
 TRY_LATER = "451 4.3.0 The game server cannot take your mail right now; try again later"

@@ -30,9 +30,9 @@ from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.negotiations import records
 from imtheboss.web.notify import ABOUT
-from imtheboss.web.orders_page import pace_sentence
-from imtheboss.web.reply_choices import has_stop_card
-from imtheboss.web.reply_mail import asks, reply_way, seat_address
+from imtheboss.web.pages.orders import pace_sentence
+from imtheboss.web.replies.choices import has_stop_card
+from imtheboss.web.replies.mail import asks, reply_way, seat_address
 from imtheboss.web.service import load_state, now_utc, seats_of
 from imtheboss.worker.mail_thread import (
     list_id,

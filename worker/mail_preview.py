@@ -39,7 +39,7 @@ from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.notify import ABOUT
 from imtheboss.web.organiser import replace_player
 from imtheboss.web.players import SignInLink
-from imtheboss.web.reply_answer import answer, thread_of
+from imtheboss.web.replies.answer import answer, thread_of
 from imtheboss.web.service import (
     ServiceError,
     confirm_game,

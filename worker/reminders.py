@@ -29,7 +29,7 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
 from imtheboss.web.notify import remind_time, reminder
 from imtheboss.web.outbound import queue_written
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 

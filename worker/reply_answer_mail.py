@@ -1,11 +1,10 @@
-"""Composing the answer to a reply by mail (``reply_answer`` rows, ``imtheboss.web.reply_answer``):
-threaded on the reply (``In-Reply-To``, ``References``, ``Re:`` subject), in the seat's
-language (its own, else its address's default, as every mail: ``players.seat_language``):
-what the move was (``imtheboss.web.reply_moves``) and what was done (the events as the seat
-sees them, ``imtheboss.web.story``, times in the seat's zone, as every mail) or why nothing
-was, the words that work now with the next decision's reply address, the seat's own game link
-and the footer every mail has (the game's name, the unsubscribe link).
-"""
+"""Composing the answer to a reply by mail (``reply_answer`` rows,
+``imtheboss.web.replies.answer``): threaded on the reply (``In-Reply-To``, ``References``,
+``Re:`` subject), in the seat's language (its own, else its address's default, as every mail:
+``players.seat_language``): what the move was (``imtheboss.web.replies.moves``) and what was
+done (the events as the seat sees them, ``imtheboss.web.story``, times in the seat's zone, as
+every mail) or why nothing was, the words that work now with the next decision's reply address,
+the seat's own game link and the footer every mail has (the game's name, the unsubscribe link)."""
 
 from __future__ import annotations
 
@@ -22,10 +21,10 @@ from imtheboss.web.links import seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.notify import space_facts
 from imtheboss.web.refusals import refusal
-from imtheboss.web.reply_answer import seat_row
-from imtheboss.web.reply_mail import ReplyWay, seat_address, way_now
-from imtheboss.web.reply_moves import move_text
-from imtheboss.web.reply_words import WORDS
+from imtheboss.web.replies.answer import seat_row
+from imtheboss.web.replies.mail import ReplyWay, seat_address, way_now
+from imtheboss.web.replies.moves import move_text
+from imtheboss.web.replies.words import WORDS
 from imtheboss.web.service import load_state, seats_of
 from imtheboss.worker.mail_thread import list_id
 
@@ -77,7 +76,7 @@ def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessag
 
 def _done(game: Game, seat: Seat | None, body: dict) -> dict:
     """What a ``done`` answer says, in the current locale and the seat's zone: ``move`` (what
-    the move was, ``imtheboss.web.reply_moves``), ``cut`` (the number of characters a chat was
+    the move was, ``imtheboss.web.replies.moves``), ``cut`` (the number of characters a chat was
     cut to, 0 when it was not), ``done`` (the events, as the seat sees them); for terms that
     changed, ``shown`` (the terms the mail showed) and ``now`` (those open now), in words."""
     players = [s.name for s in seats_of(game.id)]

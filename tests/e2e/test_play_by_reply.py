@@ -54,9 +54,9 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import own_act
 from imtheboss.engine.state import GameState, replay
 from imtheboss.web.models import db
-from imtheboss.web.reply_choices import VERB_COMMAND, choices
-from imtheboss.web.reply_terms import TERMS_VERBS, Shown, by_letter, read_mark, standing
-from imtheboss.web.reply_words import WORDS, Reading, understand
+from imtheboss.web.replies.choices import VERB_COMMAND, choices
+from imtheboss.web.replies.terms import TERMS_VERBS, Shown, by_letter, read_mark, standing
+from imtheboss.web.replies.words import WORDS, Reading, understand
 from imtheboss.web.service import load_events
 
 # This test's own Redis database number (tests/worker uses 12 and 13, tests/web 9 and 10, the

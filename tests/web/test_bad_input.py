@@ -530,8 +530,8 @@ def test_the_same_game_still_plays_after_the_sweep(app, world) -> None:
     assert [e["type"] for e in response.get_json()["events"]][-1] == "terms_set"
 
 
-PAGES = importlib.util.find_spec("imtheboss.web.pages") is not None
-needs_pages = pytest.mark.skipif(not PAGES, reason="imtheboss.web.pages not written yet")
+PAGES = importlib.util.find_spec("imtheboss.web.pages.common") is not None
+needs_pages = pytest.mark.skipif(not PAGES, reason="imtheboss.web.pages.common not written yet")
 JSON = {"Accept": "application/json"}
 
 

@@ -26,9 +26,9 @@ from imtheboss.web.command_forms import CommandForm
 from imtheboss.web.decisions import asked_of, consequence, reoffers
 from imtheboss.web.display import INVESTOR_NAMES, card_text
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
-from imtheboss.web.reply_address import reply_address
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.address import reply_address
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

@@ -22,7 +22,7 @@ from helpers_wait import free_port
 from imtheboss.web import create_app
 from imtheboss.web.metrics import mark_sweep
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, set_status
 from prometheus_client.parser import text_string_to_metric_families
 

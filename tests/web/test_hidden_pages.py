@@ -53,7 +53,7 @@ from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.web import story
 from imtheboss.web.display import card_text
 from imtheboss.web.models import EventRecord, Notification, db
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 

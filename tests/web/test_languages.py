@@ -13,8 +13,8 @@ from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.engine import languages
 from imtheboss.web.models import Game, db
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_words import shown, understand
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.words import shown, understand
 from imtheboss.worker.mail import compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,7 +134,7 @@ def test_the_command_line_speaks_japanese(capsys) -> None:
 
 
 def test_a_japanese_auto_reply_is_not_read_as_a_move() -> None:
-    from imtheboss.web.reply_screen import auto_subject
+    from imtheboss.web.replies.screen import auto_subject
 
     assert auto_subject("自動応答: Re: [アイム・ザ・ボス！] Friday：あなたの手番")
     assert not auto_subject("Re: [アイム・ザ・ボス！] Friday：あなたの手番")

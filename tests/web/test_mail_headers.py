@@ -10,7 +10,7 @@ import pytest
 from helpers_replies import quoted, raw_mail
 from helpers_reply import PLAYERS, REPLY_CONFIG, answers, asked
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

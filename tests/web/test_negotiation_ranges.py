@@ -34,8 +34,8 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import negotiations, served, timeline
-from imtheboss.web.game_pages import CHAT, RECENT
 from imtheboss.web.models import db
+from imtheboss.web.pages.game import CHAT, RECENT
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from sqlalchemy import event, text
 

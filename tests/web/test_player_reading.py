@@ -17,8 +17,8 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
 from imtheboss.web import display, story
 from imtheboss.web.models import Notification, db
-from imtheboss.web.reply_choices import command_for
-from imtheboss.web.reply_words import Reading, understand
+from imtheboss.web.replies.choices import command_for
+from imtheboss.web.replies.words import Reading, understand
 from sqlalchemy import select
 
 NAMES = ["Amy", "Bill", "Carla"]

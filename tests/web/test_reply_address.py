@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers_reply import asked
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.reply_address import BadReplyAddress, read_address, reply_address
+from imtheboss.web.replies.address import BadReplyAddress, read_address, reply_address
 from imtheboss.web.service import create_game, get_game, resend_invitation
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

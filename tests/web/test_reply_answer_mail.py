@@ -14,8 +14,8 @@ from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.links import _verify
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_words import MAX_CHAT
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.words import MAX_CHAT
 from imtheboss.web.service import load_events, set_status
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

@@ -15,7 +15,7 @@ from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web import story
 from imtheboss.web.models import CommandRecord, Game, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select

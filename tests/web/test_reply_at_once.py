@@ -11,7 +11,7 @@ import pytest
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import CommandRecord, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from sqlalchemy import func, select
 
 

@@ -11,8 +11,8 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import GameState
 from imtheboss.web.display import space_number
-from imtheboss.web.reply_apply import open_windows
-from imtheboss.web.reply_choices import (
+from imtheboss.web.replies.apply import open_windows
+from imtheboss.web.replies.choices import (
     ANSWER_VERBS,
     ORDER,
     choices,
@@ -21,7 +21,7 @@ from imtheboss.web.reply_choices import (
     has_stop_card,
     verbs_that_work,
 )
-from imtheboss.web.reply_words import MEANS, Reading
+from imtheboss.web.replies.words import MEANS, Reading
 
 SECOND = timedelta(seconds=1)
 ARGS = {"offer": {"price": {"cash": 3}}, "chat": {"text": "hi"}}

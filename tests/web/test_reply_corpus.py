@@ -1,13 +1,13 @@
 """The reply corpus: mail bodies as people write them, each with what it must be read as (a
 verb with its price, space or text) or ``unclear``. Every word of every language is in it.
-Pure: no app, no database (``imtheboss.web.reply_read``, ``imtheboss.web.reply_words``)."""
+Pure: no app, no database (``imtheboss.web.replies.read``, ``imtheboss.web.replies.words``)."""
 
 from __future__ import annotations
 
 import pytest
 from helpers_replies import ORIGINAL, gmail_html, multipart_mail, outlook_html, quoted, raw_mail
-from imtheboss.web.reply_read import first_line
-from imtheboss.web.reply_words import WORDS, Reading, understand
+from imtheboss.web.replies.read import first_line
+from imtheboss.web.replies.words import WORDS, Reading, understand
 
 R = Reading
 UNCLEAR = "unclear"

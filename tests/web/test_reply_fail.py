@@ -9,8 +9,8 @@ from helpers_deal import PLAYERS, find_setup
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.web.models import Seat, db
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_mail import way_now
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

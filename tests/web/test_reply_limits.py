@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers_replies import raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import GameState, Pending
 from imtheboss.web import display, story
-from imtheboss.web.reply_choices import ORDER, command_for, verbs_that_work
-from imtheboss.web.reply_moves import MOVES, move_said, move_text
-from imtheboss.web.reply_words import Reading
+from imtheboss.web.replies.choices import ORDER, command_for, verbs_that_work
+from imtheboss.web.replies.moves import MOVES, move_said, move_text
+from imtheboss.web.replies.words import Reading
 
 PLAYERS = ["Amy", "Bill", "Carla", "Dan"]
 

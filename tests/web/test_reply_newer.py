@@ -12,9 +12,9 @@ from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.reply_address import read_address, reply_address
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_mail import way_now
+from imtheboss.web.replies.address import read_address, reply_address
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

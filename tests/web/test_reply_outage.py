@@ -17,7 +17,7 @@ from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import wait_for
 from imtheboss.web import outage
 from imtheboss.web.models import ReplyClaim, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import load_events
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url

@@ -12,10 +12,10 @@ import pytest
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import Game, db
-from imtheboss.web.reply_answer import thread_of
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_read import line_of
-from imtheboss.web.reply_words import understand
+from imtheboss.web.replies.answer import thread_of
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.read import line_of
+from imtheboss.web.replies.words import understand
 from imtheboss.web.service import load_events
 from imtheboss.worker.mail import compose
 

@@ -11,8 +11,8 @@ import pytest
 from helpers_logs import written
 from helpers_replies import many_parts_mail, nested_mail, quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
-from imtheboss.web.reply_apply import apply_reply
-from imtheboss.web.reply_screen import AUTO_SUBJECTS, auto_subject
+from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.replies.screen import AUTO_SUBJECTS, auto_subject
 from imtheboss.web.service import get_game
 
 SERVID = "mx.boss.example.org"

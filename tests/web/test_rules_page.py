@@ -18,7 +18,7 @@ RULE_IDS = re.compile(r"^- \*\*([RVA]\d+(?:\.\d+)?)\*\*", re.M)
 
 
 def test_the_rules_page_anchors_every_rule(app, client) -> None:
-    from imtheboss.web.rules_page import DOCS
+    from imtheboss.web.pages.rules import DOCS
 
     page = client.get("/rules")
     assert page.status_code == 200

@@ -186,7 +186,7 @@ def test_an_agreement_in_an_open_negotiation_reads_as_an_agreement_not_a_closed_
     never reads as a closed deal (成交)."""
     from flask_babel import force_locale
     from flask_babel import gettext as _
-    from imtheboss.web.story_page import OUTCOMES
+    from imtheboss.web.pages.story import OUTCOMES
 
     with app.test_request_context("/"), force_locale(lang):
         said = str(OUTCOMES["agreed"])

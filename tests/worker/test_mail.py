@@ -35,7 +35,7 @@ from helpers_worker import (
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import queue, story
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
 from sqlalchemy import func, select, update
 

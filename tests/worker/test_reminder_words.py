@@ -13,7 +13,7 @@ from helpers_worker import act, card_plays, find_opening, open_deal_on, players,
 from imtheboss.engine.state import GameState
 from imtheboss.web import story
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.reminders import write_reminders
 from sqlalchemy import select

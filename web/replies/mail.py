@@ -1,7 +1,7 @@
 """What a mail that asks something adds so that answering it is the move: the ``Reply-To``
-(the decision's signed address, ``imtheboss.web.reply_address``) and the words that work for
-the decision now, in the seat's language (``imtheboss.web.reply_words``), with the terms its
-``accept``/``reject`` answer, which the address carries (``imtheboss.web.reply_terms``).
+(the decision's signed address, ``imtheboss.web.replies.address``) and the words that work for
+the decision now, in the seat's language (``imtheboss.web.replies.words``), with the terms its
+``accept``/``reject`` answer, which the address carries (``imtheboss.web.replies.terms``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web import display
 from imtheboss.web.models import Game, Seat
-from imtheboss.web.reply_address import reply_address, turn_step
-from imtheboss.web.reply_choices import ORDER, choices, verbs_that_work
-from imtheboss.web.reply_moves import move_text
-from imtheboss.web.reply_terms import (
+from imtheboss.web.replies.address import reply_address, turn_step
+from imtheboss.web.replies.choices import ORDER, choices, verbs_that_work
+from imtheboss.web.replies.moves import move_text
+from imtheboss.web.replies.terms import (
     TERMS_VERBS,
     Shown,
     by_letter,
@@ -28,7 +28,7 @@ from imtheboss.web.reply_terms import (
     standing,
     still_open,
 )
-from imtheboss.web.reply_words import LETTER_VERBS, lettered, shown
+from imtheboss.web.replies.words import LETTER_VERBS, lettered, shown
 from imtheboss.web.service import load_state
 from imtheboss.web.story import card_words
 

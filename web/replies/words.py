@@ -5,7 +5,7 @@ marker on space 5, as players number the spaces: 1 to 16), ``allow``, ``stop``, 
 shows several), ``offer 3`` (3 M cash), ``offer 1 share``, ``roll``, ``draw``, ``deal``,
 ``fail``, ``close`` and ``chat: …``; and the words people answer with (``PEOPLE``, the rows'
 ``yes_words`` and ``no_words``: ``yes``, ``好``, ``同意``, ``no``, ``不要``), which mean a move
-only where one alone of theirs fits (``MEANS``: ``imtheboss.web.reply_choices``).
+only where one alone of theirs fits (``MEANS``: ``imtheboss.web.replies.choices``).
 
 ``understand(line)`` turns one line into a ``Reading`` (a verb, and a price or a text), or
 ``None`` when the line is not one of them: nothing is guessed. ``shown(verbs, lang)`` is how a

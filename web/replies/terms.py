@@ -3,7 +3,7 @@
 A mail whose words include ``accept`` or ``reject`` names the one set of terms those words
 answer (the seat's single ``accept`` now, else its single ``reject``): whose they are (the
 provider), for which letter and at what price. Its reply address carries them, signed with the
-rest (``imtheboss.web.reply_address``), as a short mark: ``<provider><letter><amount><kind>``,
+rest (``imtheboss.web.replies.address``), as a short mark: ``<provider><letter><amount><kind>``,
 ``1S2m`` (seat 1's Sacks (S) for 2 M), ``0x1s`` (seat 0, no card, 1 share).
 
 A reply ``accept`` or ``reject`` acts only while those terms stand: the same provider, letter and
@@ -66,7 +66,7 @@ def answered_terms(state: GameState, seat: int, command: dict[str, Any]) -> Term
 
 def shown_by(state: GameState, seat: int, by_verb: dict[str, list[dict[str, Any]]]) -> Shown | None:
     """The terms a mail to ``seat`` shows with its words (``by_verb``: the seat's commands by
-    reply verb, ``reply_choices.choices``): those of its one ``accept``, else of its one
+    reply verb, ``replies.choices.choices``): those of its one ``accept``, else of its one
     ``reject``; ``None`` when neither word names one command."""
     for verb in ("accept", "reject"):
         found = by_verb.get(verb, [])
@@ -136,7 +136,7 @@ def by_letter(state: GameState, seat: int) -> dict[str, Shown]:
 
 def open_to(state: GameState, seat: int) -> list[dict[str, Any]]:
     """The terms waiting for ``seat``'s answer now, as messages (``{"id": "terms", "params":
-    {"player", "price", "card"}}``, ``imtheboss.web.reply_moves.move_text`` renders them): the
+    {"player", "price", "card"}}``, ``imtheboss.web.replies.moves.move_text`` renders them): the
     other side's terms, whose they are, their price and the card (or letter) put forward. Only
     what the seat may see: terms made with it."""
     return [

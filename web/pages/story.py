@@ -13,7 +13,8 @@ from typing import Any
 
 from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
-from imtheboss.web import negotiations, pages, story, story_read, threads
+from imtheboss.web import negotiations, story, story_read, threads
+from imtheboss.web.pages import common
 from imtheboss.web.service import load_state, require_confirmed
 
 bp = Blueprint("story", __name__)
@@ -40,10 +41,10 @@ def register(app: Flask) -> None:
 def story_page(gid: str) -> str:
     """The story of the game so far as the viewer may read it, one page of it (``?page=``: 1,
     the default, is the newest; a page out of range or not a number shows the nearest)."""
-    game, seat, admin = pages.viewer(gid)
+    game, seat, admin = common.viewer(gid)
     require_confirmed(game)
     state = load_state(game)
-    ctx = pages.frame(game, seat, admin, state)
+    ctx = common.frame(game, seat, admin, state)
     read = story_read.read_page(gid, game.last_seq, seat, request.args.get("page", "1"))
     tz = ctx["tz"]
     names = negotiations.names_by_seq(gid, state)

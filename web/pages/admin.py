@@ -17,7 +17,7 @@ from flask_babel import gettext as _
 from imtheboss.web.auth import current_seat
 from imtheboss.web.limits import client_address, spending
 from imtheboss.web.models import Seat
-from imtheboss.web.pages import admin_only, bp, frame, seat_row
+from imtheboss.web.pages.common import admin_only, bp, frame, seat_row
 from imtheboss.web.service import (
     resend_invitation,
     seats_of,

@@ -27,7 +27,6 @@ from imtheboss.web import (
     inputs,
     money_chart,
     negotiations,
-    organiser_pages,
     presence,
     story,
     timeline,
@@ -35,7 +34,8 @@ from imtheboss.web import (
 from imtheboss.web.auth import current_seat, is_admin
 from imtheboss.web.limits import command_spending
 from imtheboss.web.models import Game
-from imtheboss.web.pages import bp, frame, htmx, seat_row, viewer
+from imtheboss.web.pages import organiser as organiser_pages
+from imtheboss.web.pages.common import bp, frame, htmx, seat_row, viewer
 from imtheboss.web.service import (
     ServiceError,
     get_game,

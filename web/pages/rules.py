@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 bp = Blueprint("rules", __name__)
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"  # as TEMPLATES: the repository or wheel
+DOCS = Path(__file__).resolve().parents[2] / "docs"  # as TEMPLATES: the repository or wheel
 DEFAULT_SOURCE = "rules.md"  # the rules in English; another language's: ``rules.<code>.md``
 
 # the rule that says what each kind of influence card does, and a line for its help box

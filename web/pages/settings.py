@@ -20,7 +20,7 @@ from flask_babel import refresh
 from imtheboss.web import display
 from imtheboss.web.forms import SettingsForm
 from imtheboss.web.models import db
-from imtheboss.web.pages import bp, frame, seat_only, seat_row
+from imtheboss.web.pages.common import bp, frame, seat_only, seat_row
 from imtheboss.web.service import (
     ServiceError,
     load_state,

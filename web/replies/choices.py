@@ -12,8 +12,8 @@ from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
 from imtheboss.web import display
-from imtheboss.web.reply_terms import TERMS_VERBS, Shown, agreed, standing, still_open
-from imtheboss.web.reply_words import MEANS, Reading
+from imtheboss.web.replies.terms import TERMS_VERBS, Shown, agreed, standing, still_open
+from imtheboss.web.replies.words import MEANS, Reading
 
 # reply verb -> the engine command it names
 VERB_COMMAND = {
@@ -107,7 +107,7 @@ def command_for(
 ) -> Choice:
     """The command ``reading`` names for ``seat`` in ``state``, in a reply to the mail of
     ``window`` (see ``Choice``); with ``check_terms``, an ``accept`` or ``reject`` only of the
-    terms ``shown`` (those the mail showed, ``imtheboss.web.reply_terms``; ``None``: none). A
+    terms ``shown`` (those the mail showed, ``imtheboss.web.replies.terms``; ``None``: none). A
     word that may mean several verbs (``MEANS``: ``yes``, ``no``, ``deal``) names a move only
     when exactly one of them fits now; two fitting are ``several``."""
     if reading is None:

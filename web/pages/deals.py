@@ -10,7 +10,7 @@ from flask_babel import gettext as _
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
 from imtheboss.web import display, negotiations, story, timeline
-from imtheboss.web.pages import bp, frame, viewer
+from imtheboss.web.pages.common import bp, frame, viewer
 from imtheboss.web.service import (
     ServiceError,
     load_state,

@@ -2,7 +2,7 @@
 in for replies, so playing by mail needs no mail server. Each kept mail that has a reply
 address gets a form; its post is made into the mail a client would send (from the mail's
 recipient, to its ``Reply-To``, threaded on it, the original quoted) and applied like any
-other reply (``imtheboss.web.reply_apply``).
+other reply (``imtheboss.web.replies.apply``).
 
 Route: ``POST /operator/mail/<id>/reply`` (the operator only, CSRF), then 303 back to the
 outbox with the outcome. Each form carries a one-time value that makes the reply's
@@ -22,14 +22,14 @@ from flask import Blueprint, Flask, abort, current_app, redirect, request, url_f
 from flask_babel import lazy_gettext as _l
 from imtheboss.web.links import require_operator
 from imtheboss.web.models import OutboxMail, db
-from imtheboss.web.reply_apply import apply_reply
+from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import now_utc
 
 bp = Blueprint("operator_replies", __name__)
 MAX_BODY = 20_000  # characters of a pasted reply
 ONCE = re.compile(r"[0-9a-f]{16}")  # the form's one-time value (``reply_once``)
 
-# what became of a pasted reply (``reply_apply.Outcome``), in words: its status, then its reason
+# what became of a pasted reply (``replies.apply.Outcome``), in words: its status, then its reason
 OUTCOMES = {
     "done": _l("the move was made"),
     "answered": _l("nothing was done, and the player was told why"),

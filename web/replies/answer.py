@@ -72,7 +72,7 @@ def answer(
     ``key``, commit and tell the worker. ``details``: ``line`` (what was read), ``messages``
     (the events done, as messages), ``refusal`` (``{"code", "message"}``), ``window``,
     ``shown`` and ``now`` (the terms the mail showed, and those open now, as messages:
-    ``imtheboss.web.reply_terms``). Returns
+    ``imtheboss.web.replies.terms``). Returns
     ``False`` when this reply was answered before (nothing is written)."""
     dedupe = f"{game_id}:-1:{KIND}:{seat.seat_index}:{key}"[:160]
     body = {

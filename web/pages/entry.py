@@ -20,7 +20,7 @@ from imtheboss.web import LANGUAGES, inputs
 from imtheboss.web.auth import open_seat, remember_admin
 from imtheboss.web.forms import VARIANT_HELP, NewGameForm
 from imtheboss.web.limits import TooMany, client_address, spending
-from imtheboss.web.pages import admin_only, bp
+from imtheboss.web.pages.common import admin_only, bp
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
     ServiceError,

@@ -20,7 +20,7 @@ from email.parser import BytesParser
 from html.parser import HTMLParser
 
 from charset_normalizer import from_bytes
-from imtheboss.web.reply_words import CHAT
+from imtheboss.web.replies.words import CHAT
 
 # Charset labels read as the superset clients really send under them.
 CHARSETS = {

@@ -41,13 +41,13 @@ bp = Blueprint("pages", __name__)
 def register(app: Flask) -> None:
     """Add the pages blueprint, with the routes of every room, to ``app`` (called by
     ``web.create_app``)."""
-    from imtheboss.web import (  # noqa: F401 - cycle: each page module adds its routes to ``bp``
-        admin_pages,
-        deal_pages,
-        entry_pages,
-        game_pages,
-        history_pages,
-        settings_pages,
+    from imtheboss.web.pages import (  # noqa: F401 - cycle: each page module adds its routes to ``bp``
+        admin,
+        deals,
+        entry,
+        game,
+        history,
+        settings,
     )
 
     app.register_blueprint(bp)

@@ -16,8 +16,8 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web import negotiations, story, timeline
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.notify import ANSWER_KINDS
-from imtheboss.web.pages import bp, frame, seat_only, viewer
-from imtheboss.web.reply_choices import has_stop_card
+from imtheboss.web.pages.common import bp, frame, seat_only, viewer
+from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import (
     load_state,
     now_utc,

@@ -7,7 +7,7 @@ marker; ``s`` roll, ``a`` after the roll, ``d`` discard; the turn's steps share 
 ``<game>.<seat>.<fingerprint>.<window>[.<terms>|.e<seen>].<signature>`` (itsdangerous
 ``Signer``, its own salt, HMAC-SHA256 cut to 112 bits; addresses sent with the full-length
 HMAC-SHA1 signature of before still read). ``<terms>``: the terms a mail's ``accept``/``reject``
-answer, ``1S2m`` (``imtheboss.web.reply_terms``): a reply acts only on them. ``e<seen>``, for a
+answer, ``1S2m`` (``imtheboss.web.replies.terms``): a reply acts only on them. ``e<seen>``, for a
 mail showing several sets of terms (``accept C``, ``reject W``): the number of events of the
 game's log when it was made, so a reply acts only on terms that mail showed. Either way a reply
 answers no window newer than that (A7): window ids ``w0``, ``w1``, … increase. An address of the
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.web.models import Seat
-from imtheboss.web.reply_terms import Shown, read_mark
+from imtheboss.web.replies.terms import Shown, read_mark
 from itsdangerous import BadSignature, Signer
 from itsdangerous.signer import HMACAlgorithm
 

@@ -14,7 +14,7 @@ its body parsed), a first ``fail`` (asked back: a second confirms it),
 the window ended, a line unclear, a move that would answer a window opened
 after the mail was made (``newer``, A7: the mail never asked it), an ``accept``/``reject`` whose
 terms are not those its mail showed (``terms_changed``, with the terms open now;
-``imtheboss.web.reply_terms``), a window or terms already answered, a move the rules refuse
+``imtheboss.web.replies.terms``), a window or terms already answered, a move the rules refuse
 (nothing changes), or what was done.
 """
 
@@ -34,18 +34,18 @@ from imtheboss.web.metrics import counted_reply
 from imtheboss.web.models import Game, ReplyClaim, Seat, db
 from imtheboss.web.notify import said_message
 from imtheboss.web.presence import note_presence
-from imtheboss.web.reply_address import (
+from imtheboss.web.replies.address import (
     BadReplyAddress,
     ReplyTicket,
     is_ours,
     read_address,
     turn_step,
 )
-from imtheboss.web.reply_answer import answer, asked_back, seat_row, thread_of
-from imtheboss.web.reply_choices import command_for, command_window
-from imtheboss.web.reply_moves import move_said
-from imtheboss.web.reply_read import first_line
-from imtheboss.web.reply_screen import (
+from imtheboss.web.replies.answer import answer, asked_back, seat_row, thread_of
+from imtheboss.web.replies.choices import command_for, command_window
+from imtheboss.web.replies.moves import move_said
+from imtheboss.web.replies.read import first_line
+from imtheboss.web.replies.screen import (
     auth_results,
     automatic,
     head,
@@ -54,8 +54,8 @@ from imtheboss.web.reply_screen import (
     recipients,
     sender,
 )
-from imtheboss.web.reply_terms import TERMS_VERBS, Shown, by_letter, open_to, said_shown
-from imtheboss.web.reply_words import MAX_CHAT, Reading, understand
+from imtheboss.web.replies.terms import TERMS_VERBS, Shown, by_letter, open_to, said_shown
+from imtheboss.web.replies.words import MAX_CHAT, Reading, understand
 from imtheboss.web.service import (
     ServiceError,
     get_game,

@@ -35,7 +35,7 @@ MOVES: dict[str, Any] = {
     "fail": _l("You let your deal on space %(space)s fail."),
     "chat": _l("You wrote in the chat: “%(text)s”"),
     "move": _l("Your move was made."),
-    # terms as a mail shows them (imtheboss.web.reply_terms): whose, the price, the card
+    # terms as a mail shows them (imtheboss.web.replies.terms): whose, the price, the card
     "terms": _l("%(player)s's terms: %(price)s for %(card)s"),
 }
 

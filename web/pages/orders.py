@@ -23,7 +23,7 @@ from imtheboss.engine.views import view
 from imtheboss.web import display
 from imtheboss.web.forms import SelectChoice, SmallIntegerField, night_checked
 from imtheboss.web.models import Seat, db
-from imtheboss.web.pages import frame, seat_only
+from imtheboss.web.pages.common import frame, seat_only
 from imtheboss.web.refusals import refusal
 from imtheboss.web.service import ServiceError, load_state, submit
 from werkzeug.wrappers import Response

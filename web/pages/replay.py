@@ -19,8 +19,10 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
-from imtheboss.web import game_pages, money_chart, negotiations, pages, story, timeline
+from imtheboss.web import money_chart, negotiations, story, timeline
 from imtheboss.web.models import Game
+from imtheboss.web.pages import common
+from imtheboss.web.pages import game as game_pages
 from imtheboss.web.records import export_filename, game_export
 from imtheboss.web.service import ServiceError, require_confirmed, state_after
 
@@ -55,7 +57,7 @@ def replay_page(gid: str) -> str:
     """The game after event ``?at=N`` (default: the last) as the viewer could see it then: the
     board, the seats, its own hand and money, the negotiation, who the game waited for, the
     latest events and the money chart up to then; links to step through."""
-    game, seat, admin = pages.viewer(gid)
+    game, seat, admin = common.viewer(gid)
     require_confirmed(game)
     total = game.last_seq
     at = _event_number(total)
@@ -107,7 +109,7 @@ def _jumps(at: int, total: int) -> list[tuple[str, int]]:
 def export_page(gid: str) -> Response:
     """The finished game's record as a JSON download, for a seat or the organiser. Refused
     (409, in plain words) until the game is over: the record shows every hand and the seed."""
-    game, _seat, _admin = pages.viewer(gid)
+    game, _seat, _admin = common.viewer(gid)
     return export_response(game)
 
 
