@@ -53,7 +53,7 @@ from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
-from imtheboss.web.store import STATES
+from imtheboss.web.store.rows import STATES
 from psycopg.types.json import Json
 from sqlalchemy import event
 

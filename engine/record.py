@@ -24,7 +24,7 @@ HEADER = ("players", "options", "board", "seed", "seed_hash")
 class RecordError(ValueError):
     """A document that is not a readable game record; the message says what is wrong (in
     English, for logs). ``code`` names the problem and ``params`` its details, for a reader's
-    language (``imtheboss.web.verify_report.record_error_text``): ``not_object``, ``format``
+    language (``imtheboss.web.say.verify_report.record_error_text``): ``not_object``, ``format``
     (``found``), ``missing`` (``key``), ``header_types``, ``seed_types``, ``no_events``,
     ``entry_seq``, ``entry_at``, ``entry_event``, ``entry_by`` (each ``seq``), ``first_event``,
     ``bad_start``."""

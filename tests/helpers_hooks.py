@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from imtheboss.engine.cards import DECK_SIZE
 from imtheboss.engine.events import Event
-from imtheboss.web.hooks import KINDS, posts_for
 from imtheboss.web.models import CommandRecord, EventRecord, db
+from imtheboss.web.outbound.hooks import KINDS, posts_for
 from sqlalchemy import select
 
 

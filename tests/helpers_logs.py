@@ -1,5 +1,5 @@
 """Reading the server's log lines in the test process: ``written()`` puts the configured
-handler (``imtheboss.web.logs.LOGGING``'s, redaction and request ids included) on the root
+handler (``imtheboss.web.app.logs.LOGGING``'s, redaction and request ids included) on the root
 logger for a block and yields what it wrote."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import io
 import logging
 from collections.abc import Iterator
 
-from imtheboss.web import logs
+from imtheboss.web.app import logs
 
 
 @contextlib.contextmanager

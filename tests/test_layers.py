@@ -16,7 +16,7 @@ MAX_LINES = 80
 # CLI's lazy loads): lower it as they go, never raise it.
 MAX_FUNCTION_IMPORTS = 23
 # Modules at web/'s top level: features move into folders; lower it as they go, never raise it.
-MAX_WEB_TOP_MODULES = 51
+MAX_WEB_TOP_MODULES = 6
 
 
 def _modules() -> dict[str, Path]:
@@ -61,7 +61,8 @@ def _imports(name: str) -> list[tuple[ast.stmt, str, str | None, bool]]:
 
 
 def _target(module: str, imported: str | None) -> str:
-    """The module an import names (``from imtheboss.web import story``: ``imtheboss.web.story``)."""
+    """The module an import names (``from imtheboss.web.say import story``:
+    ``imtheboss.web.say.story``)."""
     if imported is not None and f"{module}.{imported}" in MODULES:
         return f"{module}.{imported}"
     return module

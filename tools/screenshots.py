@@ -126,7 +126,7 @@ def _missing_tools() -> str:
 def _app(folder: Path, clock: Clock) -> Any:
     from flask_migrate import stamp
     from imtheboss.web import create_app
-    from imtheboss.web.health import MIGRATIONS
+    from imtheboss.web.app.health import MIGRATIONS
     from imtheboss.web.models import db
 
     app = create_app(
@@ -142,7 +142,7 @@ def _app(folder: Path, clock: Clock) -> Any:
     )
     with app.app_context():
         db.create_all()
-        stamp(directory=str(MIGRATIONS))  # the schema is current (web/health.py)
+        stamp(directory=str(MIGRATIONS))  # the schema is current (web/app/health.py)
     return app
 
 

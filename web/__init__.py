@@ -16,14 +16,16 @@ from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from imtheboss.engine import languages
-from imtheboss.web import display, logs, outage, refusals
-from imtheboss.web.limits import init_limits
+from imtheboss.web.app import logs
+from imtheboss.web.app.limits import init_limits
+from imtheboss.web.app.queue import init_queue
+from imtheboss.web.app.security import csrf_refusal, init_security
 from imtheboss.web.models import db
-from imtheboss.web.players import page_language
-from imtheboss.web.queue import init_queue
-from imtheboss.web.security import csrf_refusal, init_security
+from imtheboss.web.players.people import page_language
+from imtheboss.web.say import display, refusals
 from imtheboss.web.service import ServiceError
 from imtheboss.web.settings import Settings
+from imtheboss.web.store import outage
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from werkzeug.exceptions import HTTPException
@@ -94,7 +96,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.config.update(
         # hide_parameters: SQL errors (and their log lines) never show the values of a query.
-        # No pool_pre_ping: a dead pooled connection is retried instead (web/retry.py).
+        # No pool_pre_ping: a dead pooled connection is retried instead (web/store/retry.py).
         SQLALCHEMY_ENGINE_OPTIONS={"hide_parameters": True},
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(Path(__file__).parent / "translations"),
@@ -129,7 +131,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         with app.app_context():
             upgrade(directory=str(Path(__file__).parent / "migrations"))
             db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
-    from imtheboss.web.health import check_at_start  # cycle: health imports error_response
+    from imtheboss.web.app.health import check_at_start  # cycle: health imports error_response
 
     check_at_start(app)
     return app
@@ -157,22 +159,22 @@ def _register_blueprints(app: Flask) -> None:
     import importlib
 
     for name in (
-        "imtheboss.web.inputs",  # first: every request's input is checked before a view runs
-        "imtheboss.web.health",  # /healthz, /readyz, /metrics; 503 while the schema is behind
+        "imtheboss.web.app.inputs",  # first: every request's input is checked before a view runs
+        "imtheboss.web.app.health",  # /healthz, /readyz, /metrics; 503 while the schema is behind
         "imtheboss.web.pages.common",
-        "imtheboss.web.api",
-        "imtheboss.web.links",
+        "imtheboss.web.api.seat",
+        "imtheboss.web.players.links",
         "imtheboss.web.pages.orders",
         "imtheboss.web.pages.replay",
         "imtheboss.web.pages.organiser",
-        "imtheboss.web.signin",
-        "imtheboss.web.me",
-        "imtheboss.web.player_settings",
-        "imtheboss.web.presence",
+        "imtheboss.web.players.signin",
+        "imtheboss.web.players.me",
+        "imtheboss.web.players.player_settings",
+        "imtheboss.web.games.presence",
         "imtheboss.web.pages.hooks",
         "imtheboss.web.pages.push",
-        "imtheboss.web.board_svg",
-        "imtheboss.web.served",
+        "imtheboss.web.say.board_svg",
+        "imtheboss.web.games.served",
         "imtheboss.web.pages.story",
         "imtheboss.web.replies.operator",
         "imtheboss.web.pages.rules",

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
-from imtheboss.web.retry import RetryingSession
+from imtheboss.web.store.retry import RetryingSession
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -97,7 +97,7 @@ class Seat(db.Model):
     locale: Mapped[str] = mapped_column(String(16), default="")
     last_seen_seq: Mapped[int] = mapped_column(Integer, default=0)
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    # the seat's last look at its game page or live part (imtheboss.web.presence)
+    # the seat's last look at its game page or live part (imtheboss.web.games.presence)
     present_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
@@ -145,7 +145,7 @@ class NegotiationRecord(db.Model):
     ``deal_failed``) and the end roll and game end that follow a closing (``last_seq``). While it
     runs, ``outcome`` is ``running`` and ``last_seq`` and ``end_seq`` are ``None`` (it spans the
     log to its last event); then ``closed`` or ``failed``. Written as events are appended
-    (``imtheboss.web.negotiations.record``); its facts (space, boss, time) are public (A8)."""
+    (``imtheboss.web.store.negotiations.record``); its facts (space, boss, time) are public (A8)."""
 
     __tablename__ = "negotiations"
     game_id: Mapped[str] = mapped_column(
@@ -248,7 +248,7 @@ class Notification(db.Model):
     ``queued_at`` when the sweep last queued the row again (the queue had lost it, or a retry
     was due): it is not queued again within a minute of that.
     ``email_error`` is the last failure's code (``refused``, ``deferred``, ``timeout``...: see
-    ``imtheboss.web.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
+    ``imtheboss.web.mail.undelivered.REASONS``), ``email_error_detail`` the server's own words."""
 
     __tablename__ = "notifications"
     __table_args__ = (

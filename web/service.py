@@ -43,8 +43,14 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
-from imtheboss.web.display import valid_timezone
-from imtheboss.web.metrics import timed_submit
+from imtheboss.web.app.metrics import timed_submit
+from imtheboss.web.mail.notify import (
+    email_changed,
+    invitation,
+    notifications_for,
+    organiser_confirmation,
+    remind_time,
+)
 from imtheboss.web.models import (
     SERVER_SCOPE,
     Checkpoint,
@@ -56,15 +62,9 @@ from imtheboss.web.models import (
     Seat,
     db,
 )
-from imtheboss.web.negotiations import record as record_negotiations
-from imtheboss.web.notify import (
-    email_changed,
-    invitation,
-    notifications_for,
-    organiser_confirmation,
-    remind_time,
-)
-from imtheboss.web.store import (
+from imtheboss.web.say.display import valid_timezone
+from imtheboss.web.store.negotiations import record as record_negotiations
+from imtheboss.web.store.rows import (
     STATES,
     Held,
     LockedGame,
@@ -235,8 +235,8 @@ def invisible_in_name() -> str:
 
 
 def _players() -> ModuleType:
-    """The ``imtheboss.web.players`` module: each seat's defaults and nights."""
-    from imtheboss.web import players  # cycle: players imports this module
+    """The ``imtheboss.web.players.people`` module: each seat's defaults and nights."""
+    from imtheboss.web.players import people as players  # cycle: players imports this module
 
     return players
 
@@ -272,13 +272,13 @@ def create_game(
     API's default ``DEFAULT_PACE``, ``"standard"`` or ``"relaxed"``; ``"recommended"`` and
     ``"none"`` are the older names of the last two): every seat starts with its standing orders
     (A10). Each seat starts with its
-    address's defaults where it chose them (``imtheboss.web.players``); ``languages`` (one per
-    player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
+    address's defaults where it chose them (``imtheboss.web.players.people``); ``languages`` (one
+    per player, a code of ``engine.languages``: what the organiser chose on ``/new`` or in the
     API; ``""``: none) sets the language of each seat's invitation and mail over its address's
     default. ``zones`` (one IANA name or ``""`` per player): ``_organiser_zone``;
     ``creator_zone``: ``_organiser_row`` (an unknown zone: ``ServiceError`` 400). ``bots``:
     the bot seats (A13, seat indexes; their email is ignored and stored ``""``): the server's
-    bot plays them (``imtheboss.web.bots``); they get no invitation, mail nor link (their
+    bot plays them (``imtheboss.web.games.bots``); they get no invitation, mail nor link (their
     entry of ``seat_tokens`` is ``""``); a game with no person is refused (400 ``bots_only``)."""
     defaults_of = _players()
 
@@ -461,8 +461,9 @@ def _add_seats(
 
 
 def _bots_play(game_id: str, state: GameState | None = None) -> None:
-    """Let the bot seats act (``imtheboss.web.bots.play``; ``state``: the one just committed)."""
-    from imtheboss.web import bots  # (bots imports this module)
+    """Let the bot seats act (``imtheboss.web.games.bots.play``; ``state``: the one just
+    committed)."""
+    from imtheboss.web.games import bots  # (bots imports this module)
 
     bots.play(game_id, state)
 
@@ -519,7 +520,7 @@ def _organiser_row(
     """The organiser's confirmation row (``notify.organiser_confirmation``) in the request's
     language, its times in ``zone`` (``""``: UTC); it may name the game's title only when this
     browser is signed in as ``to`` (that address is proved to be the creator's)."""
-    from imtheboss.web.players import signed_in  # (players imports this module)
+    from imtheboss.web.players.people import signed_in  # (players imports this module)
 
     named = has_request_context() and signed_in() == to.lower()
     return organiser_confirmation(game_id, to, admin_link, players, _locale(), at, zone, named)
@@ -1069,7 +1070,7 @@ OutboxWriter = Callable[[str, int, list[Event], list[dict[str, Any]], datetime],
 def on_outbox(app: Any, writer: OutboxWriter) -> None:
     """Register ``writer(game_id, first_seq, events, notification_rows, at)`` to write more
     outbox rows in the transaction of every append (webhooks and push:
-    ``imtheboss.web.outbound``)."""
+    ``imtheboss.web.outbound.outbox``)."""
     app.extensions.setdefault("imtheboss.outbox_writers", []).append(writer)
 
 
@@ -1212,7 +1213,7 @@ def already_plays() -> str:
 
 def _twice(emails: list[str]) -> bool:
     """Whether one player (``players.key``: any case) has two of ``emails``."""
-    from imtheboss.web.players import key  # (players imports this module)
+    from imtheboss.web.players.people import key  # (players imports this module)
 
     keys = [key(email) for email in emails]
     return len(set(keys)) != len(keys)
@@ -1221,7 +1222,7 @@ def _twice(emails: list[str]) -> bool:
 def plays_here(email: str, others: list[str]) -> bool:
     """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
     other seats)."""
-    from imtheboss.web.players import key  # (players imports this module)
+    from imtheboss.web.players.people import key  # (players imports this module)
 
     return key(email) in {key(other) for other in others}
 

@@ -69,10 +69,10 @@ class Settings(BaseSettings):
     mail_retry_max_seconds: int = Field(300, ge=1)
     batch_delay_seconds: float = Field(180.0, ge=0)
     # A seat whose live game page polled within this many seconds is looking at the game: no
-    # mail of what the page shows it (imtheboss.web.presence).
+    # mail of what the page shows it (imtheboss.web.games.presence).
     presence_seconds: float = Field(40.0, ge=0, le=3600)
 
-    # -- signing in by email (imtheboss.web.signin)
+    # -- signing in by email (imtheboss.web.players.signin)
     sign_in_link_seconds: int = Field(900, ge=60, le=86400)  # a sign-in link lasts this long
     sign_in_grace_seconds: int = Field(60, ge=0, le=600)  # a double click of a used link
 
@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     deadline_poll_seconds: float = Field(0.25, gt=0, le=10)
     deadline_batch: int = Field(50, ge=1, le=500)  # deadlines one claim takes
 
-    # -- webhooks and push (imtheboss.web.hooks, imtheboss.web.push)
+    # -- webhooks and push (imtheboss.web.outbound.hooks, imtheboss.web.outbound.push)
     webhook_allow_loopback: bool = False  # tests only: posts may go to 127.0.0.1 and ::1
     webhook_ca_file: str = ""  # extra CAs for webhook and push endpoints (tests, a private CA)
     webhook_timeout: float = Field(10.0, gt=0, le=60)  # seconds to connect, and for each read
@@ -113,12 +113,12 @@ class Settings(BaseSettings):
     vapid_subject: str = ""  # Web Push: a contact for push services (mailto: or https:)
 
     # -- operator and abuse limits
-    log_format: Literal["text", "json"] = "text"  # json: one JSON object a line (web/logs.py)
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object a line (web/app/logs.py)
     operator_token: str = ""
     min_window_seconds: int = Field(60, ge=1)  # the shortest window (A1) a game may have
     ratelimit_enabled: bool = True
     # Limits in Flask-Limiter's notation ("10 per hour; 20 per day"), by client address unless
-    # said otherwise (imtheboss.web.limits).
+    # said otherwise (imtheboss.web.app.limits).
     ratelimit_new_games: str = "10 per hour; 20 per day"  # games made (/new, POST /api/games)
     ratelimit_invitations: str = "100 per day"  # invitations asked for: one per player
     ratelimit_commands: str = "60 per minute; 2000 per day"  # commands taken, per seat

@@ -1,6 +1,6 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Tasks go to three queues (``imtheboss.web.queue.TASK_ROUTES``): ``deadlines``, ``mail`` and
+Tasks go to three queues (``imtheboss.web.app.queue.TASK_ROUTES``): ``deadlines``, ``mail`` and
 ``outbound`` (webhooks and push). The Procfile starts a worker for each (``celery -A
 imtheboss.worker.celery_app worker -Q mail``, ``... -Q deadlines``, ``... -Q outbound``) and
 beat (``celery -A imtheboss.worker.celery_app beat``), so a send that hangs on the SMTP server
@@ -12,7 +12,7 @@ worker bootstep): they claim due deadlines from the database and fire them. The 
 queues, the sweep period (``SWEEP_SECONDS``) and the beat schedule file come from the same
 settings object as the web app's (``imtheboss.web.settings``). Celery's log handlers get the web
 app's redaction, and every line written while a task runs carries ``task=<task id>``
-(``imtheboss.web.logs``).
+(``imtheboss.web.app.logs``).
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from typing import Any
 from celery import Celery, Task, signals
 from celery.beat import PersistentScheduler
 from flask import Flask
-from imtheboss.web import create_app, logs
+from imtheboss.web import create_app
+from imtheboss.web.app import logs
+from imtheboss.web.app.queue import broker_settings
 from imtheboss.web.models import db
-from imtheboss.web.queue import broker_settings
 from imtheboss.web.settings import Settings, SettingsError
 from imtheboss.worker import broker
 from imtheboss.worker.firing import Firing

@@ -58,7 +58,10 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.json:  # the game's record (docs/export.md), as the server exports a finished game
         print(json.dumps(game_record(game.events), ensure_ascii=False))
         return 0
-    from imtheboss.web.story import simulation_log, speaking  # lazy: scenario starts without Flask
+    from imtheboss.web.say.story import (  # lazy: scenario starts without Flask
+        simulation_log,
+        speaking,
+    )
 
     s = game.state
     with speaking(args.lang):
@@ -68,8 +71,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from imtheboss.web.story import speaking  # lazy: scenario starts without Flask
-    from imtheboss.web.verify_report import (  # lazy: scenario starts without Flask
+    from imtheboss.web.say.story import speaking  # lazy: scenario starts without Flask
+    from imtheboss.web.say.verify_report import (  # lazy: scenario starts without Flask
         bad_hash_text,
         record_error_text,
         unreadable_text,
@@ -104,7 +107,7 @@ def _mail(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from imtheboss.web.doctor import run  # lazy: scenario starts without Flask
+    from imtheboss.web.app.doctor import run  # lazy: scenario starts without Flask
 
     return run(args)
 

@@ -12,7 +12,7 @@ task per deadline, and nothing in Redis to lose. A thread's round (``fire_round`
    against a submit (which locks the game row, then its deadline rows);
 2. ``fire_claims`` submits ``timeout`` for each, with a key made from the window id in the
    server's scope (a deadline fired twice appends one event): on PostgreSQL the batch's games
-   in one transaction (``imtheboss.web.timeouts``), else one by one through the service;
+   in one transaction (``imtheboss.web.games.timeouts``), else one by one through the service;
 3. the mail the batch made is queued in one go (``tasks.queue_rows``).
 
 An idle thread looks again after ``DEADLINE_POLL_SECONDS``. A worker that dies between claim
@@ -31,12 +31,12 @@ from typing import Any
 
 from celery import bootsteps
 from flask import current_app
-from imtheboss.web.bots import play_after
+from imtheboss.web.games.bots import play_after
+from imtheboss.web.games.timeouts import submit_timeouts
 from imtheboss.web.models import OPEN_STATE as OPEN
 from imtheboss.web.models import Deadline, Game, UTCDateTime, db
 from imtheboss.web.service import now_utc
-from imtheboss.web.store import STATES, postgres
-from imtheboss.web.timeouts import submit_timeouts
+from imtheboss.web.store.rows import STATES, postgres
 from imtheboss.worker.delivery import DB_ERRORS
 from imtheboss.worker.tasks import fire, queue_mail, queue_rows
 from sqlalchemy import Integer, Update, bindparam, select, update

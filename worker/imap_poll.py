@@ -5,7 +5,7 @@ give its IMAP login (``IMAP_HOST``, ``IMAP_USER``, ``IMAP_PASSWORD``...).
 Each round reads the unseen mail of ``IMAP_FOLDER`` (``BODY.PEEK[]``, so nothing is marked
 before it was applied), applies each (``imtheboss.web.replies.apply.apply_reply``: a mail read
 twice acts once, by its Message-ID) and marks it ``\\Seen``; when the database fails on one
-(``imtheboss.web.outage.transient``), it and the rest stay unseen until the next round.
+(``imtheboss.web.store.outage.transient``), it and the rest stay unseen until the next round.
 Between rounds it waits in IMAP IDLE (RFC 2177) where the server offers it, woken by new mail,
 renewed every ``IMAP_POLL_SECONDS`` at most; else it sleeps ``IMAP_POLL_SECONDS``.
 
@@ -24,8 +24,9 @@ import threading
 import time
 
 from flask import Flask
-from imtheboss.web import create_app, outage
+from imtheboss.web import create_app
 from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.store import outage
 
 IDLE_MAX = 25 * 60  # seconds: below the 29 minutes after which servers may drop an idle client
 

@@ -8,7 +8,7 @@ that acts for nobody); mail over ``MAIL_INBOUND_MAX_BYTES`` is refused with 552 
 ``MAIL FROM`` when the client announces its ``SIZE``, else at the end of ``DATA``). Accepted
 mail is applied by ``imtheboss.web.replies.apply.apply_reply`` in a thread; the SMTP answer is
 250 whatever the reply said (the seat hears from us by mail; a refusal is never a bounce), but
-451 4.3.0 when the database failed on it (``imtheboss.web.outage.transient``): the sending
+451 4.3.0 when the database failed on it (``imtheboss.web.store.outage.transient``): the sending
 server keeps the mail and delivers it again later, and a mail delivered again acts once.
 
 Run: ``python -m imtheboss.worker.inbound_smtp``.
@@ -24,9 +24,10 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from flask import Flask
-from imtheboss.web import create_app, outage
+from imtheboss.web import create_app
 from imtheboss.web.replies.address import BadReplyAddress, read_address
 from imtheboss.web.replies.apply import apply_reply
+from imtheboss.web.store import outage
 
 OK = "250 2.0.0 OK"
 TRY_LATER = "451 4.3.0 The game server cannot take your mail right now; try again later"

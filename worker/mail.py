@@ -25,15 +25,16 @@ from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, view
-from imtheboss.web import display, players, story
-from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
+from imtheboss.web.mail.notify import ABOUT
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.negotiations import records
-from imtheboss.web.notify import ABOUT
 from imtheboss.web.pages.orders import pace_sentence
+from imtheboss.web.players import people as players
+from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.replies.mail import asks, reply_way, seat_address
+from imtheboss.web.say import display, story
 from imtheboss.web.service import load_state, now_utc, seats_of
+from imtheboss.web.store.negotiations import records
 from imtheboss.worker.mail_thread import (
     list_id,
     subject,
@@ -79,7 +80,7 @@ def local_time(at: datetime, zone: str) -> str:
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
     language (its settings, else its address's default: ``players.seat_language``), event
-    lines included (``imtheboss.web.story``). A row to an explicit address (``to_email``;
+    lines included (``imtheboss.web.say.story``). A row to an explicit address (``to_email``;
     ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``. Raises ``MailFailure``
     (``bad_address``) when the address cannot be written."""
     if rows[0].to_email:

@@ -35,10 +35,10 @@ from imtheboss.engine import languages
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
+from imtheboss.web.games.organiser import replace_player
+from imtheboss.web.mail.notify import ABOUT
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.notify import ABOUT
-from imtheboss.web.organiser import replace_player
-from imtheboss.web.players import SignInLink
+from imtheboss.web.players.people import SignInLink
 from imtheboss.web.replies.answer import answer, thread_of
 from imtheboss.web.service import (
     ServiceError,

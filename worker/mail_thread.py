@@ -17,8 +17,8 @@ from babel.dates import format_datetime
 from flask import current_app
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web.display import page_time, space_number, utc_offset, zone
 from imtheboss.web.models import Game, NegotiationRecord, Notification, db
+from imtheboss.web.say.display import page_time, space_number, utc_offset, zone
 from imtheboss.web.service import DEFAULT_TITLE
 from sqlalchemy import or_, select
 

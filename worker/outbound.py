@@ -1,7 +1,7 @@
-"""Posting the outbox rows of webhooks and push (``imtheboss.web.outbound``), on the ``outbound``
-queue and its own worker, so a slow endpoint never holds up mail or a deadline; each post has
-one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it (``imtheboss.web.ssrf.post``).
-At most once, as mail:
+"""Posting the outbox rows of webhooks and push (``imtheboss.web.outbound.outbox``), on the
+``outbound`` queue and its own worker, so a slow endpoint never holds up mail or a deadline; each
+post has one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it
+(``imtheboss.web.outbound.ssrf.post``). At most once, as mail:
 
     pending -> sending -> sent
                        -> pending   (a temporary failure: retried after ``backoff``)
@@ -23,9 +23,9 @@ from datetime import timedelta
 
 from celery import shared_task
 from flask import current_app
-from imtheboss.web import ssrf
 from imtheboss.web.models import Game, db
-from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.outbound import ssrf
+from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import now_utc
 from imtheboss.worker.tasks import RETRY_DB
 from sqlalchemy import select, update

@@ -1,4 +1,4 @@
-"""A push to a phone (``imtheboss.web.push``): the payload encrypted for the browser's keys
+"""A push to a phone (``imtheboss.web.outbound.push``): the payload encrypted for the browser's keys
 (``aes128gcm``, pywebpush's ``WebPusher.encode``), the request signed with the VAPID key
 (py_vapid), posted through the SSRF guard. A subscription the push service no longer knows
 (404, 410) is dropped."""
@@ -9,9 +9,9 @@ import json
 import time
 from urllib.parse import urlsplit
 
-from imtheboss.web import push
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.outbound import OutboundPost, PushSubscription
+from imtheboss.web.outbound import push
+from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
 from imtheboss.web.service import seats_of
 from imtheboss.worker.outbound import Outcome, Request, post
 from pywebpush import WebPusher

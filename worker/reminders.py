@@ -16,7 +16,7 @@
   what the window asks;
   the deadlines are marked ``reminded``. A deadline moved later since it was
   planned (A1) gets its new time instead. Each reminder is pushed too, to the seat's phones
-  (``imtheboss.web.push``: posts written in the same transaction, queued after it).
+  (``imtheboss.web.outbound.push``: posts written in the same transaction, queued after it).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from datetime import datetime, timedelta
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.mail.notify import remind_time, reminder
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
-from imtheboss.web.notify import remind_time, reminder
-from imtheboss.web.outbound import queue_written
+from imtheboss.web.outbound.outbox import queue_written
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update

@@ -2,7 +2,7 @@
 ``imtheboss.web.replies.answer``): threaded on the reply (``In-Reply-To``, ``References``,
 ``Re:`` subject), in the seat's language (its own, else its address's default, as every mail:
 ``players.seat_language``): what the move was (``imtheboss.web.replies.moves``) and what was
-done (the events as the seat sees them, ``imtheboss.web.story``, times in the seat's zone, as
+done (the events as the seat sees them, ``imtheboss.web.say.story``, times in the seat's zone, as
 every mail) or why nothing was, the words that work now with the next decision's reply address,
 the seat's own game link and the footer every mail has (the game's name, the unsubscribe link)."""
 
@@ -16,15 +16,16 @@ from flask_babel import lazy_gettext as _l
 from imtheboss.engine import languages
 from imtheboss.engine.history import Message
 from imtheboss.engine.views import awaiting
-from imtheboss.web import display, players, story
-from imtheboss.web.links import seat_link, unsubscribe_link
+from imtheboss.web.mail.notify import space_facts
 from imtheboss.web.models import Game, Notification, Seat
-from imtheboss.web.notify import space_facts
-from imtheboss.web.refusals import refusal
+from imtheboss.web.players import people as players
+from imtheboss.web.players.links import seat_link, unsubscribe_link
 from imtheboss.web.replies.answer import seat_row
 from imtheboss.web.replies.mail import ReplyWay, seat_address, way_now
 from imtheboss.web.replies.moves import move_text
 from imtheboss.web.replies.words import WORDS
+from imtheboss.web.say import display, story
+from imtheboss.web.say.refusals import refusal
 from imtheboss.web.service import load_state, seats_of
 from imtheboss.worker.mail_thread import list_id
 
@@ -102,7 +103,7 @@ def _until(reply: ReplyWay | None, seat: Seat | None) -> str:
 def _turn_facts(game: Game, seat: Seat | None) -> str:
     """After a move by mail that leaves the seat's turn open (a roll: draw or deal next), what
     a deal on the marker's space needs and pays and what the seat could bring (R1.4, R3.3;
-    ``imtheboss.web.story.facts_text``), as the turn's own mail says it; ``""`` otherwise."""
+    ``imtheboss.web.say.story.facts_text``), as the turn's own mail says it; ``""`` otherwise."""
     if seat is None or game.status != "active":
         return ""
     state = load_state(game)

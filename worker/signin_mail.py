@@ -1,4 +1,4 @@
-"""The sign-in mail (``imtheboss.web.signin``): one task, ``send_sign_in(link_id)``, on the
+"""The sign-in mail (``imtheboss.web.players.signin``): one task, ``send_sign_in(link_id)``, on the
 ``mail`` queue.
 
 The web writes a ``sign_in_links`` row for every well-formed address asked for and queues this
@@ -16,10 +16,10 @@ from email.message import EmailMessage
 from celery import shared_task
 from flask import current_app, g
 from flask_babel import gettext as _
-from imtheboss.web import players
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.players import SignInLink
-from imtheboss.web.signin import sign_in_link
+from imtheboss.web.players import people as players
+from imtheboss.web.players.people import SignInLink
+from imtheboss.web.players.signin import sign_in_link
 from imtheboss.worker.mail import LOCALES, add_parts, new_message
 from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import select

@@ -10,7 +10,7 @@ message is DKIM-signed (dkimpy, relaxed/relaxed, rsa-sha256) over ``SIGNED`` as 
 (docs/deliverability.md). An 8-bit body goes with ``BODY=8BITMIME`` (RFC 6152) when the server
 offers it, else it is re-encoded to 7 bits (base64) before it is signed.
 
-Every failure is raised as ``MailFailure``: a code (``imtheboss.web.undelivered.REASONS``
+Every failure is raised as ``MailFailure``: a code (``imtheboss.web.mail.undelivered.REASONS``
 says each in plain words), the server's words, and whether trying again could help. Permanent:
 5xx replies (an address refused, a message rejected), an international address the server
 cannot take. Temporary: 4xx replies, connection errors, timeouts, TLS failures, a refused

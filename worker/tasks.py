@@ -2,8 +2,8 @@
 
 Deadlines are not tasks: the firing threads of the deadlines workers claim due ones from the
 database in batches and fire them (``imtheboss.worker.firing``). Two queues
-(``imtheboss.web.queue.TASK_ROUTES``), each with a worker of its own in the Procfile, so mail can
-never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one window) and
+(``imtheboss.web.app.queue.TASK_ROUTES``), each with a worker of its own in the Procfile, so mail
+can never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one window) and
 ``mail`` (``sweep_mail``, ``game_changed``, ``remind``, ``deliver``, ``deliver_many``,
 ``send_batch``).
 
@@ -38,10 +38,10 @@ from email.message import EmailMessage
 from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
-from imtheboss.web import presence
-from imtheboss.web.metrics import mark_sweep
+from imtheboss.web.app.metrics import mark_sweep
+from imtheboss.web.games import presence
+from imtheboss.web.mail.notify import ANSWER_KINDS, BATCHED_ANSWERS
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
-from imtheboss.web.notify import ANSWER_KINDS, BATCHED_ANSWERS
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
     DB_ERRORS,
@@ -310,7 +310,7 @@ def _wants(seat: Seat, row: Notification) -> bool:
 def _still_true(game: Game, row: Notification, now: datetime, seat: Seat | None = None) -> bool:
     """A reminder is still true while its window is open and its seat still owes the answer
     there; so is a question (``ANSWERS``) its seat was looking at the game for (present when
-    the row was made, or since: ``imtheboss.web.presence``). The start of the away proxy (an
+    the row was made, or since: ``imtheboss.web.games.presence``). The start of the away proxy (an
     urgent ``played_for``, A11) is true while the server still plays for the seat: a seat back
     already is not told to come back. Every other row stays true."""
     if row.kind == "played_for" and row.urgent:

@@ -1,11 +1,11 @@
-"""A webhook's post (``imtheboss.web.hooks``): the body in the webhook's shape, signed with its
-secret, posted through the SSRF guard (``imtheboss.worker.outbound.post``)."""
+"""A webhook's post (``imtheboss.web.outbound.hooks``): the body in the webhook's shape, signed with
+its secret, posted through the SSRF guard (``imtheboss.worker.outbound.post``)."""
 
 from __future__ import annotations
 
-from imtheboss.web import hooks
 from imtheboss.web.models import Game, db
-from imtheboss.web.outbound import OutboundPost, Webhook
+from imtheboss.web.outbound import hooks
+from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from imtheboss.web.service import seats_of
 from imtheboss.worker.outbound import Outcome, Request, post
 

@@ -381,8 +381,8 @@ def test_my_games_without_a_zone_are_in_the_browser_s(
     """/me of a player who chose no zone: the server writes UTC, and the browser (Asia/Shanghai)
     writes every time in its own zone and says so."""
     from flask import session
-    from imtheboss.web import players as players_
     from imtheboss.web.models import Seat, db
+    from imtheboss.web.players import people as players_
     from sqlalchemy import update
 
     email = "zone.player@players.imtheboss.net"

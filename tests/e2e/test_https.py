@@ -25,8 +25,8 @@ import requests
 from helpers_deal import NAMES, PLAYERS, find_setup
 from helpers_e2e import Form, page_forms
 from helpers_tls import NGINX, TlsProxy
-from imtheboss.web.links import unsubscribe_link
 from imtheboss.web.models import db
+from imtheboss.web.players.links import unsubscribe_link
 from imtheboss.web.service import create_game, get_game, seats_of
 from playwright.sync_api import Browser, Page, expect
 from test_browser import CHROMIUM, sign_in

@@ -21,8 +21,8 @@ import requests
 from helpers_deal import NAMES, PLAYERS, find_setup
 from helpers_e2e import page_forms
 from helpers_tls import NGINX, TlsProxy
-from imtheboss.web.links import seat_link
 from imtheboss.web.models import db
+from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, seats_of
 
 pytestmark = pytest.mark.skipif(

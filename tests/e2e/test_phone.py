@@ -34,11 +34,11 @@ from helpers_bots import Hoarder
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web.links import confirm_link, unsubscribe_link
 from imtheboss.web.models import Seat, db
-from imtheboss.web.players import SignInLink
+from imtheboss.web.players.links import confirm_link, unsubscribe_link
+from imtheboss.web.players.people import SignInLink
+from imtheboss.web.players.signin import sign_in_link
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
-from imtheboss.web.signin import sign_in_link
 from playwright.sync_api import Browser, BrowserContext, Page
 from sqlalchemy import select
 

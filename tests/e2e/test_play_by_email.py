@@ -50,8 +50,8 @@ from helpers_stack import (
 )
 from helpers_stack import rows as table_rows
 from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.web import story
 from imtheboss.web.models import EventRecord, db
+from imtheboss.web.say import story
 from imtheboss.web.service import hash_token
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select

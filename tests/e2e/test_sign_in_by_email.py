@@ -21,7 +21,7 @@ from helpers_e2e import page_forms, wait_for
 from helpers_home_games import make_home_games
 from helpers_organiser import csrf_of
 from imtheboss.web.models import db
-from imtheboss.web.players import SignInLink
+from imtheboss.web.players.people import SignInLink
 from sqlalchemy import select
 from test_play_by_email import stack  # noqa: F401  (the fixture)
 

@@ -1,5 +1,5 @@
 """What a card's stop window mail tells a seat it loses if the card happens
-(``imtheboss.web.notify.lapses_if_it_happens``): worked out on a copy, the game untouched."""
+(``imtheboss.web.mail.notify.lapses_if_it_happens``): worked out on a copy, the game untouched."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from helpers_core import SMALL_BOARD, Game
 from imtheboss.engine.views import snapshot
-from imtheboss.web import story
-from imtheboss.web.notify import lapses_if_it_happens
+from imtheboss.web.mail.notify import lapses_if_it_happens
+from imtheboss.web.say import story
 
 BASE = {
     "investors": {"Ann": ["C"], "Bob": ["S"], "Cat": ["W"], "Dan": ["D", "G", "L"]},

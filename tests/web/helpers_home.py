@@ -7,8 +7,8 @@ from typing import Any
 
 from helpers_organiser import csrf_of
 from imtheboss.web.models import Seat, db
-from imtheboss.web.players import SignInLink
-from imtheboss.web.signin import sign_in_link
+from imtheboss.web.players.people import SignInLink
+from imtheboss.web.players.signin import sign_in_link
 from sqlalchemy import select, update
 
 

@@ -13,8 +13,8 @@ import redis
 from helpers_app import make_app
 from helpers_deal import PLAYERS
 from helpers_redis import own_redis_db
+from imtheboss.web.app.queue import QUEUES
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.queue import QUEUES
 from imtheboss.web.service import create_game, submit
 from sqlalchemy import select
 

@@ -874,7 +874,7 @@ def test_a_resend_carrying_the_replaced_token_still_answers_the_organiser(app, w
 def test_text_written_on_several_lines_passes_the_edge_with_a_browser_s_line_breaks(app) -> None:
     """Browsers send a textarea's line breaks as CRLF: a chat (``text``) and a pasted reply
     (``body``) take them; a one-line field does not."""
-    from imtheboss.web import inputs
+    from imtheboss.web.app import inputs
     from imtheboss.web.service import ServiceError
 
     for name in ("text", "body"):
@@ -886,7 +886,7 @@ def test_text_written_on_several_lines_passes_the_edge_with_a_browser_s_line_bre
 
 
 def test_the_host_s_own_zone_is_no_time_zone() -> None:
-    from imtheboss.web.display import valid_timezone
+    from imtheboss.web.say.display import valid_timezone
 
     assert valid_timezone("Europe/Berlin") and valid_timezone("UTC")
     assert not any(valid_timezone(z) for z in ("localtime", "Factory", "posixrules", "Nowhere/X"))

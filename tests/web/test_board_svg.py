@@ -1,4 +1,4 @@
-"""The board as a picture (``imtheboss.web.board_svg``, ``templates/partials/board_svg.html``):
+"""The board as a picture (``imtheboss.web.say.board_svg``, ``templates/partials/board_svg.html``):
 the 16 spaces in ring order with their requirements, the marker, the covered spaces and their
 tiles, the stack with the next tile and its end numbers, in English, 简体中文 and 繁體中文; and on
 the game page, the marker's choices as forms over their spaces that place the marker."""
@@ -15,7 +15,7 @@ from helpers_pages import forms_of
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import board_svg, command_forms, display
+from imtheboss.web.say import board_svg, command_forms, display
 from imtheboss.web.service import get_game, load_state
 
 SVG = "{http://www.w3.org/2000/svg}"

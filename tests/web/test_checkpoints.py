@@ -12,6 +12,7 @@ from typing import Any
 from helpers_api import signed_in
 from helpers_deal import PLAYERS
 from imtheboss.engine.state import replay
+from imtheboss.web.games.timeouts import submit_timeouts
 from imtheboss.web.models import Checkpoint, Deadline, db
 from imtheboss.web.service import (
     CreatedGame,
@@ -22,8 +23,7 @@ from imtheboss.web.service import (
     state_after,
     submit,
 )
-from imtheboss.web.store import CHECKPOINT_EVERY
-from imtheboss.web.timeouts import submit_timeouts
+from imtheboss.web.store.rows import CHECKPOINT_EVERY
 from sqlalchemy import select
 
 

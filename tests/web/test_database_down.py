@@ -16,9 +16,10 @@ from helpers_api import Api
 from helpers_db import SERVER, allow_connections, own_database, refuse_connections
 from helpers_logs import written
 from helpers_wait import free_port
-from imtheboss.web import create_app, outage
+from imtheboss.web import create_app
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import create_game
+from imtheboss.web.store import outage
 from sqlalchemy import create_engine, func, select, text
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]

@@ -1,5 +1,5 @@
-"""What the game page asks of its seat (imtheboss.web.decisions), through the pages' own forms on
-PostgreSQL with CSRF on: the "Asked of you" box lists every decision that waits for the seat,
+"""What the game page asks of its seat (imtheboss.web.say.decisions), through the pages' own forms
+on PostgreSQL with CSRF on: the "Asked of you" box lists every decision that waits for the seat,
 its windows and the terms it is to answer; a move that cannot be taken back (close, fail, a
 boss card, a travel card, a recruit) asks first, with and without htmx, and nothing is written
 before "Yes, do it"; a missing Accept says why."""
@@ -22,13 +22,13 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import awaiting
-from imtheboss.web.command_forms import CommandForm
-from imtheboss.web.decisions import asked_of, consequence, reoffers
-from imtheboss.web.display import INVESTOR_NAMES, card_text
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.replies.address import reply_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.choices import has_stop_card
+from imtheboss.web.say.command_forms import CommandForm
+from imtheboss.web.say.decisions import asked_of, consequence, reoffers
+from imtheboss.web.say.display import INVESTOR_NAMES, card_text
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

@@ -1,4 +1,4 @@
-"""``imtheboss doctor`` (``imtheboss.web.doctor``): stuck mail, overdue deadlines and failing
+"""``imtheboss doctor`` (``imtheboss.web.app.doctor``): stuck mail, overdue deadlines and failing
 webhooks across games, on real PostgreSQL; the command's output and exit codes."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from helpers_wait import free_port
-from imtheboss.web import hooks
-from imtheboss.web.doctor import findings
+from imtheboss.web.app.doctor import findings
 from imtheboss.web.models import Deadline, Notification, db
-from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.outbound import hooks
+from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game, set_status
 from imtheboss.worker.cli import main
 from sqlalchemy import update

@@ -24,8 +24,8 @@ from helpers_api import World, fill, signed_in, stored, with_csrf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imtheboss.engine.game import COMMANDS
-from imtheboss.web.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.service import get_game
 from sqlalchemy import select
 from werkzeug.routing import Rule

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from helpers_orders import random_orders_json
-from imtheboss.web import organiser
+from imtheboss.web.games import organiser
 from imtheboss.web.models import db
 from imtheboss.web.service import create_game, hash_token, seats_of, submit
 

@@ -20,7 +20,7 @@ from helpers_db import own_database
 from helpers_logs import written
 from helpers_wait import free_port
 from imtheboss.web import create_app
-from imtheboss.web.metrics import mark_sweep
+from imtheboss.web.app.metrics import mark_sweep
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, set_status

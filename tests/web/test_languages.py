@@ -118,7 +118,7 @@ def test_dates_in_japanese(app) -> None:
     """Dates go through Babel in the page's language: the weekday is Japanese."""
     from datetime import UTC, datetime
 
-    from imtheboss.web.display import local_time
+    from imtheboss.web.say.display import local_time
 
     with app.test_request_context("/?lang=ja"):
         assert local_time(datetime(2026, 12, 4, 1, 0, tzinfo=UTC), "Asia/Tokyo") == (

@@ -15,8 +15,8 @@ from helpers_deal import PLAYERS
 from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
 from helpers_redis import own_redis_db
 from helpers_wait import free_port
-from imtheboss.web.links import seat_link
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
+from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select

@@ -1,5 +1,5 @@
 """A8 in the logs: secrets never reach a log line, whichever logger writes it (the redaction is
-on the handlers of ``imtheboss.web.logs``), tracebacks and SQL errors included; every request
+on the handlers of ``imtheboss.web.app.logs``), tracebacks and SQL errors included; every request
 has an id. gunicorn and the worker for real: tests/e2e/test_gunicorn_logs.py and
 tests/worker/test_worker_logs.py."""
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 from helpers_logs import written
-from imtheboss.web import logs
+from imtheboss.web.app import logs
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game, hash_token
 from sqlalchemy.exc import IntegrityError

@@ -1,5 +1,6 @@
 """Mail speaks the seat's language (its settings, or the language it last picked in a page's
-header): subject, greeting, buttons, and every line of what happened (``imtheboss.web.story``)."""
+header): subject, greeting, buttons, and every line of what happened
+(``imtheboss.web.say.story``)."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ def test_a_language_the_form_does_not_offer_is_refused(app) -> None:
 def _unsubscribe(app, locale: str) -> tuple[str, str]:
     from urllib.parse import urlsplit
 
-    from imtheboss.web.links import unsubscribe_link
+    from imtheboss.web.players.links import unsubscribe_link
 
     with app.app_context():
         created = create_game("Friday", PLAYERS)

@@ -140,7 +140,7 @@ def test_every_game_s_times_are_in_the_player_s_one_zone(app):
     """Seats in different zones (one Asia/Shanghai, the others UTC): /me writes every time in
     the player's zone (its defaults), said once on the page; without one, UTC, and a way to
     choose."""
-    from imtheboss.web.players import player_row
+    from imtheboss.web.players.people import player_row
 
     games = make_home_games(app, EMAIL)
     with app.app_context():

@@ -1,4 +1,4 @@
-"""Each negotiation's range of events (``imtheboss.web.negotiations``, the ``negotiations``
+"""Each negotiation's range of events (``imtheboss.web.store.negotiations``, the ``negotiations``
 table), against what splitting the whole log says (``timeline.negotiations`` over every event,
 as the pages did before the table).
 
@@ -33,10 +33,12 @@ from helpers_db import own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import negotiations, served, timeline
+from imtheboss.web.games import served
 from imtheboss.web.models import db
 from imtheboss.web.pages.game import CHAT, RECENT
+from imtheboss.web.say import timeline
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
+from imtheboss.web.store import negotiations
 from sqlalchemy import event, text
 
 MIGRATIONS = str(Path(__file__).resolve().parents[2] / "web" / "migrations")

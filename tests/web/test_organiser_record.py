@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from helpers_api import signed_in, stored
 from helpers_organiser import open_deadlines
-from imtheboss.web import organiser
+from imtheboss.web.games import organiser
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import get_game, load_events
 from sqlalchemy import select

@@ -14,8 +14,8 @@ import pytest
 from helpers_api import stored, with_csrf
 from helpers_organiser import csrf_of, mail_text, open_deadlines
 from imtheboss.engine.history import message
-from imtheboss.web import story
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
+from imtheboss.web.say import story
 from imtheboss.web.service import ServiceError, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select

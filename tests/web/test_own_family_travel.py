@@ -4,7 +4,7 @@ the moves that help: a travel card on another player's family card is not folded
 
 from __future__ import annotations
 
-from imtheboss.web.command_forms import command_forms
+from imtheboss.web.say.command_forms import command_forms
 
 PLAYERS = ["Ann", "Bo", "Cy"]
 

@@ -18,9 +18,9 @@ from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_gam
 from helpers_pages import act, commands_on, count, form_for, forms_of, post
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import awaiting, view
-from imtheboss.web.display import card_text, page_time
-from imtheboss.web.links import seat_link
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
+from imtheboss.web.players.links import seat_link
+from imtheboss.web.say.display import card_text, page_time
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
@@ -457,7 +457,7 @@ def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
     from imtheboss.engine.game import Command, decide
     from imtheboss.engine.state import apply_in_place, state_to_json
     from imtheboss.engine.views import legal_commands, next_deadline
-    from imtheboss.web.command_forms import public_command
+    from imtheboss.web.say.command_forms import public_command
     from imtheboss.web.service import get_game
 
     players = [*PLAYERS, ("Dan", "dan@example.org")]

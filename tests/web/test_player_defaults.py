@@ -8,7 +8,7 @@ from helpers_home import signed_in_client
 from helpers_organiser import csrf_of
 from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.web.models import Seat, db
-from imtheboss.web.players import Player
+from imtheboss.web.players.people import Player
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select, update
 

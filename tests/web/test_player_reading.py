@@ -15,10 +15,10 @@ from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
-from imtheboss.web import display, story
 from imtheboss.web.models import Notification, db
 from imtheboss.web.replies.choices import command_for
 from imtheboss.web.replies.words import Reading, understand
+from imtheboss.web.say import display, story
 from sqlalchemy import select
 
 NAMES = ["Amy", "Bill", "Carla"]

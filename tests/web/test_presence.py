@@ -1,4 +1,4 @@
-"""Presence-aware mail (imtheboss.web.presence and the mail worker's use of it): a seat whose
+"""Presence-aware mail (imtheboss.web.games.presence and the mail worker's use of it): a seat whose
 live game page polled within ``PRESENCE_SECONDS`` of a notification gets no mail of that news;
 a question waits while the seat looks, is dropped if it answers, and is mailed if it leaves
 without answering. The edge is tested just inside and just outside, on the injectable clock;
@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 from helpers_deal import PLAYERS, find_setup
-from imtheboss.web import presence
+from imtheboss.web.games import presence
 from imtheboss.web.models import Notification, OutboxMail, Seat, db
 from imtheboss.web.service import create_game, submit
 from sqlalchemy import select, update

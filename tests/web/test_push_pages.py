@@ -16,9 +16,10 @@ from helpers_app import make_app
 from helpers_hooks import Browser
 from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
-from imtheboss.web import decisions, display, push
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.outbound import OutboundPost, PushSubscription
+from imtheboss.web.outbound import push
+from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
+from imtheboss.web.say import decisions, display
 from imtheboss.web.service import create_game, get_game, load_state
 from py_vapid import Vapid
 from sqlalchemy import func, select, update

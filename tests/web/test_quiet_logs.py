@@ -1,4 +1,4 @@
-"""Quiet logs (``imtheboss.web.logs``): the access lines of probes that answered fine are not
+"""Quiet logs (``imtheboss.web.app.logs``): the access lines of probes that answered fine are not
 written, others are; ``LOG_FORMAT=json`` writes one JSON object a line with the request id and
 the same redaction. (The worker's idle sweeps: tests/worker/test_worker_logs.py.)"""
 
@@ -9,7 +9,7 @@ import json
 import logging
 
 import pytest
-from imtheboss.web import logs
+from imtheboss.web.app import logs
 
 
 def _access(handler: logging.Handler, path: str, status: str) -> None:

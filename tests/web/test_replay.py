@@ -21,7 +21,7 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.record import RECORD_FORMAT
 from imtheboss.engine.state import GameState, replay
-from imtheboss.web.display import card_text
+from imtheboss.web.say.display import card_text
 from imtheboss.web.service import create_game, get_game, load_events, load_state
 
 CLI = str(Path(sys.executable).with_name("imtheboss"))

@@ -12,8 +12,8 @@ from email.message import EmailMessage
 import pytest
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
-from imtheboss.web.links import _verify
 from imtheboss.web.models import Game, Seat, db
+from imtheboss.web.players.links import _verify
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.words import MAX_CHAT
 from imtheboss.web.service import load_events, set_status
@@ -185,7 +185,7 @@ def test_a_reply_to_a_game_not_started_is_refused_in_the_seat_s_language(app, la
 def test_a_seat_with_no_language_is_answered_in_its_address_s_default(app, lang) -> None:
     """As every other mail: a seat that chose no language reads its address's default
     (/me/settings), here a Chinese mail replied ``接受。``-style in Chinese."""
-    from imtheboss.web.players import player_row
+    from imtheboss.web.players.people import player_row
 
     a = asked(app, "")
     with app.app_context():

@@ -10,7 +10,6 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import GameState
-from imtheboss.web.display import space_number
 from imtheboss.web.replies.apply import open_windows
 from imtheboss.web.replies.choices import (
     ANSWER_VERBS,
@@ -22,6 +21,7 @@ from imtheboss.web.replies.choices import (
     verbs_that_work,
 )
 from imtheboss.web.replies.words import MEANS, Reading
+from imtheboss.web.say.display import space_number
 
 SECOND = timedelta(seconds=1)
 ARGS = {"offer": {"price": {"cash": 3}}, "chat": {"text": "hi"}}

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pytest
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import GameState, Pending
-from imtheboss.web import display, story
 from imtheboss.web.replies.choices import ORDER, command_for, verbs_that_work
 from imtheboss.web.replies.moves import MOVES, move_said, move_text
 from imtheboss.web.replies.words import Reading
+from imtheboss.web.say import display, story
 
 PLAYERS = ["Amy", "Bill", "Carla", "Dan"]
 

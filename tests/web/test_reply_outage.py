@@ -15,10 +15,10 @@ from helpers_db import admin_conn
 from helpers_replies import quoted, raw_mail
 from helpers_reply import REPLY_CONFIG, answers, asked
 from helpers_wait import wait_for
-from imtheboss.web import outage
 from imtheboss.web.models import ReplyClaim, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import load_events
+from imtheboss.web.store import outage
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers_deal import PLAYERS
 from imtheboss.web.models import Notification, db
-from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game
 from imtheboss.worker.tasks import requeue_statement
 from sqlalchemy import select, text

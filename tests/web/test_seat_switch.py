@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from helpers_home import signed_in_client
 from helpers_organiser import csrf_of
-from imtheboss.web.links import seat_link
 from imtheboss.web.models import Seat, db
+from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game
 from sqlalchemy import select
 

@@ -1,5 +1,5 @@
 """The headers every answer carries, the session cookie over HTTPS, and ``TRUSTED_PROXIES``
-(imtheboss.web.security), through the app's test client on the test database. The same seen
+(imtheboss.web.app.security), through the app's test client on the test database. The same seen
 through a real gunicorn, nginx and chromium: tests/e2e/test_https.py."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from flask import Flask, request
 from helpers_deal import PLAYERS
 from imtheboss.web import create_app
-from imtheboss.web.links import seat_link, unsubscribe_link
+from imtheboss.web.app.security import CSP
 from imtheboss.web.models import db
-from imtheboss.web.security import CSP
+from imtheboss.web.players.links import seat_link, unsubscribe_link
 from imtheboss.web.service import create_game, seats_of
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"

@@ -1,4 +1,4 @@
-"""A seat is told when the server played for it or marked it away (``imtheboss.web.served``):
+"""A seat is told when the server played for it or marked it away (``imtheboss.web.games.served``):
 an outbox row (mailed as news) for each server act in its name, one when two missed deadlines
 in a row mark it away, none for its own acts; and the game page lists the server's acts until
 the seat moves again."""
@@ -10,7 +10,8 @@ from datetime import timedelta
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import apply_in_place, replay
 from imtheboss.engine.views import legal_commands
-from imtheboss.web import notify, served
+from imtheboss.web.games import served
+from imtheboss.web.mail import notify
 from imtheboss.web.models import Notification, db
 from imtheboss.web.service import get_game, load_state, submit
 from sqlalchemy import select

@@ -19,9 +19,8 @@ from imtheboss.engine.record import read_record
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.verify import verify
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web import bots, negotiations, rematch
+from imtheboss.web.games import bots, rematch
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
-from imtheboss.web.records import game_export
 from imtheboss.web.service import (
     ServiceError,
     confirm_game,
@@ -34,6 +33,8 @@ from imtheboss.web.service import (
     set_seat_email,
     submit,
 )
+from imtheboss.web.store import negotiations
+from imtheboss.web.store.records import game_export
 from sqlalchemy import func, select
 
 NAMES = ["Ann", "Ben", "Cleo", "Dan", "Eve"]

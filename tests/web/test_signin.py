@@ -1,6 +1,6 @@
-"""Signing in by email (imtheboss.web.signin): the form answers the same whatever the address,
-the mailed link's GET and HEAD change nothing, only the POST of its page signs in, once, with a
-grace for a double click from the same browser; links expire and are bound to their address;
+"""Signing in by email (imtheboss.web.players.signin): the form answers the same whatever the
+address, the mailed link's GET and HEAD change nothing, only the POST of its page signs in, once,
+with a grace for a double click from the same browser; links expire and are bound to their address;
 the sign-in mail goes to an address with seats only (the worker's task, run here)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from helpers_home import ask_link, newest_link, press
 from helpers_organiser import csrf_of
 from imtheboss.web.models import OutboxMail, Seat, db
-from imtheboss.web.players import Player, SignInLink
+from imtheboss.web.players.people import Player, SignInLink
 from imtheboss.web.service import create_game
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select

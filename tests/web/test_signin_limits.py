@@ -10,7 +10,7 @@ import pytest
 from helpers_app import client_at
 from helpers_home import ask_link, newest_link, press
 from imtheboss.web.models import db
-from imtheboss.web.players import SignInLink
+from imtheboss.web.players.people import SignInLink
 from imtheboss.web.service import create_game
 from sqlalchemy import func, select
 

@@ -1,5 +1,5 @@
-"""The SSRF guard's post has one deadline for the whole post (``imtheboss.web.ssrf.post``): a
-receiver on loopback (a thread of the test) that answers with a header line every 0.2 s and
+"""The SSRF guard's post has one deadline for the whole post (``imtheboss.web.outbound.ssrf.post``):
+a receiver on loopback (a thread of the test) that answers with a header line every 0.2 s and
 never ends its headers holds the post no longer than its ``timeout``; it raises
 ``Unreachable("timeout")`` while the receiver is still dripping."""
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from helpers_hooks import Dripper, new_ca
-from imtheboss.web import ssrf
+from imtheboss.web.outbound import ssrf
 
 DEADLINE = 1.0  # seconds for the whole post
 BOUND = 30.0  # how long the test waits for the post to end, at most

@@ -1,5 +1,5 @@
 """Every event a game makes, rendered as each seat reads it in English, 简体中文 and 繁體中文
-(``imtheboss.web.story``): no raw id (card ids, window ids, codes) in any line, no English word
+(``imtheboss.web.say.story``): no raw id (card ids, window ids, codes) in any line, no English word
 in a Chinese line, no message left untranslated; and every catalog complete."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import _HANDLERS as APPLIED
 from imtheboss.engine.state import replay
-from imtheboss.web import story
+from imtheboss.web.say import story
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.json"))

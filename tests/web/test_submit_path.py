@@ -6,7 +6,7 @@ snapshot, one statement writing the command (its idempotency key checked by the 
 constraint, no read before it), its events and the game row, ``COMMIT``. No statement reads the
 deadline rows (they are diffed from the windows before and after), no ORM object is added (Core
 and one ``WITH`` statement), and no connection is pinged before use: a dead pooled connection is
-retried once at the start of the transaction instead (``web/retry.py``)."""
+retried once at the start of the transaction instead (``web/store/retry.py``)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from imtheboss.web.service import (
     set_status,
     submit,
 )
-from imtheboss.web.store import STATES, Held
+from imtheboss.web.store.rows import STATES, Held
 from psycopg.types.json import Jsonb
 from sqlalchemy import event, func, select, text
 from sqlalchemy.engine import make_url

@@ -1,4 +1,4 @@
-"""The history as a story (``imtheboss.web.threads``, ``/g/<gid>/story``): every event a seat
+"""The history as a story (``imtheboss.web.say.threads``, ``/g/<gid>/story``): every event a seat
 may see lands once, in its place (the start, a negotiation's thread for its provider and
 letter, its card's window, the ending with lineup, returned family cards and payouts, the end
 roll, the end); a tie reads as a shared win; other seats' draws stay counts; and the page reads
@@ -16,8 +16,9 @@ from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import Event
 from imtheboss.engine.simulate import START, simulate
-from imtheboss.web import negotiations, story_read, threads
+from imtheboss.web.say import story_read, threads
 from imtheboss.web.service import create_game, get_game, load_state, submit
+from imtheboss.web.store import negotiations
 
 GAMES = [simulate(5, 3, bots="mixed"), simulate(4, 5, idle_seats=frozenset({2})), simulate(3, 1)]
 RAW = re.compile(r"\b(investor|family|travel|recruit|boss|stop):|\bw\d+\b|\b[a-z]+_[a-z_]+\b")

@@ -1,6 +1,6 @@
 """``imtheboss verify`` refuses a malformed file (exit 2) saying why in the reader's language
 (``--lang``): every ``RecordError`` has a code with a sentence in English, 简体中文 and 繁體中文
-(``imtheboss.web.verify_report``), and so do a file that is missing, not UTF-8, not JSON, and
+(``imtheboss.web.say.verify_report``), and so do a file that is missing, not UTF-8, not JSON, and
 a bad ``--hash``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from imtheboss.engine.record import RecordError, game_record, read_record
 from imtheboss.engine.simulate import simulate
-from imtheboss.web import verify_report
+from imtheboss.web.say import verify_report
 
 CLI = str(Path(sys.executable).with_name("imtheboss"))
 RECORD = game_record(simulate(3, 2).events)

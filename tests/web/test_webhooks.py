@@ -18,8 +18,8 @@ from helpers_play import play_to_end
 from helpers_wait import free_port
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.views import legal_commands
-from imtheboss.web import hooks, ssrf
-from imtheboss.web.outbound import OutboundPost, Webhook
+from imtheboss.web.outbound import hooks, ssrf
+from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 

@@ -10,8 +10,8 @@ import re
 from helpers_deal import PLAYERS
 from helpers_home import signed_in_client
 from helpers_organiser import mail_text, new_game_form
-from imtheboss.web.display import page_time
 from imtheboss.web.models import Game, Notification, Seat, db
+from imtheboss.web.say.display import page_time
 from imtheboss.web.service import get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
@@ -99,7 +99,7 @@ def test_a_player_s_own_default_zone_wins_over_the_organiser_s_guess(app, client
     page = own.get("/me/settings")
     assert 'list="zone-list"' in page.text and 'id="zone-list"' in page.text
     with app.app_context():
-        from imtheboss.web.players import Player
+        from imtheboss.web.players.people import Player
 
         row = db.session.get(Player, PLAYERS[0][1].lower())
         row.timezone = "Asia/Tokyo"

@@ -21,7 +21,7 @@ import pytest
 import redis
 from helpers_wait import free_port, wait_for
 from helpers_worker import players
-from imtheboss.web import queue
+from imtheboss.web.app import queue
 from imtheboss.web.service import create_game
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}

@@ -19,7 +19,7 @@ from helpers_worker import (
     timed_out_windows,
     wait_for,
 )
-from imtheboss.web import queue
+from imtheboss.web.app import queue
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
 from imtheboss.web.service import create_game, set_status
 from sqlalchemy import select, text

@@ -1,4 +1,4 @@
-"""A claimed batch of deadlines fired in one transaction (``imtheboss.web.timeouts``, through
+"""A claimed batch of deadlines fired in one transaction (``imtheboss.web.games.timeouts``, through
 ``imtheboss.worker.firing.fire_round``), on the real PostgreSQL with a clock of the test's own:
 it writes what a timeout submitted alone writes, one game's bad state or a row the database
 refuses holds up no other game, and a timeout fired before (a doubled or stale claim, or one
@@ -19,6 +19,7 @@ import psycopg
 from helpers_wait import wait_for
 from helpers_worker import slow_games, timed_out_windows
 from imtheboss.engine.game import Command, decide_state
+from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import (
     SERVER_SCOPE,
     CommandRecord,
@@ -27,9 +28,8 @@ from imtheboss.web.models import (
     Notification,
     db,
 )
-from imtheboss.web.notify import notifications_for
 from imtheboss.web.service import get_game, load_state, now_utc
-from imtheboss.web.store import STATES
+from imtheboss.web.store.rows import STATES
 from sqlalchemy import event, select, update
 
 
@@ -129,7 +129,7 @@ def test_one_games_bad_state_does_not_hold_up_the_others(quiet_app, ahead, caplo
         )
         db.session.commit()
         STATES.drop(broken)
-        with caplog.at_level(logging.ERROR, logger="imtheboss.web.timeouts"):
+        with caplog.at_level(logging.ERROR, logger="imtheboss.web.games.timeouts"):
             assert fire_round(10) == {"fired": 3, "failed": 1}
         assert any(broken in r.getMessage() for r in caplog.records)
         for game_id in games:
@@ -165,7 +165,7 @@ def test_a_batch_the_database_refuses_is_fired_one_by_one(quiet_app, ahead, capl
 def test_a_timeout_fired_before_appends_nothing_in_a_batch(quiet_app, ahead):
     """A claim of a deadline fired before (a doubled claim): the batch finds its key used and
     says ``duplicate``; the game's log does not change."""
-    from imtheboss.web.timeouts import submit_timeouts
+    from imtheboss.web.games.timeouts import submit_timeouts
     from imtheboss.worker.firing import fire_round
 
     app, _clock = ahead

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from helpers_wait import free_port
 from helpers_worker import Mailbox, deliver_here, invitation, players, wait_for
-from imtheboss.web import queue
+from imtheboss.web.app import queue
 from imtheboss.web.models import Notification, db
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select

@@ -33,9 +33,10 @@ from helpers_worker import (
     wait_for,
 )
 from imtheboss.engine.views import legal_commands
-from imtheboss.web import queue, story
+from imtheboss.web.app import queue
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.replies.choices import has_stop_card
+from imtheboss.web.say import story
 from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
 from sqlalchemy import func, select, update
 

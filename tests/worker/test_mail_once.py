@@ -29,8 +29,9 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
-from imtheboss.web import queue, story
+from imtheboss.web.app import queue
 from imtheboss.web.models import Notification, db
+from imtheboss.web.say import story
 from imtheboss.web.service import create_game, get_game, load_state, seats_of
 from imtheboss.worker.mail import as_true_now
 from sqlalchemy import text

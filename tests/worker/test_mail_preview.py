@@ -12,7 +12,7 @@ from email.parser import BytesParser
 
 import pytest
 from helpers_preview import run_preview
-from imtheboss.web.notify import ABOUT
+from imtheboss.web.mail.notify import ABOUT
 from imtheboss.worker.mail_preview import KINDS, LANGUAGES
 
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from helpers_worker import players, timed_out_windows
+from imtheboss.web.games.organiser import extend
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.organiser import extend
 from imtheboss.web.service import create_game, get_game, load_state, now_utc
 from sqlalchemy import select
 

@@ -32,9 +32,9 @@ from helpers_hooks import Browser, Dripper, Receiver, logged_posts, posted_kinds
 from helpers_play import play_to_end
 from helpers_wait import wait_for
 from imtheboss.engine.bots import RandomBot, SensibleBot
-from imtheboss.web import hooks, push
 from imtheboss.web.models import Seat, db
-from imtheboss.web.outbound import OutboundPost, PushSubscription, queue_written, write
+from imtheboss.web.outbound import hooks, push
+from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription, queue_written, write
 from imtheboss.web.service import (
     create_game,
     get_game,

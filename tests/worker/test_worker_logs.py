@@ -1,6 +1,6 @@
 """The worker's log lines carry the id of the task that wrote them or that they are about
 (``task=<id>``: also the consumer's "received" line), through the same redacting handlers as
-the web app's (``imtheboss.web.logs``); lines written outside any task carry none. Idle, the
+the web app's (``imtheboss.web.app.logs``); lines written outside any task carry none. Idle, the
 worker and beat write nothing."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import re
 
 import redis
 from helpers_worker import players, wait_for
-from imtheboss.web.metrics import SWEEP_KEY
+from imtheboss.web.app.metrics import SWEEP_KEY
 from imtheboss.web.models import Deadline, Notification, db
-from imtheboss.web.outbound import OutboundPost
+from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game
 from sqlalchemy import delete
 

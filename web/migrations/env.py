@@ -2,7 +2,7 @@ import logging
 
 from alembic import context
 from flask import current_app
-from imtheboss.web.logs import configure_logging
+from imtheboss.web.app.logs import configure_logging
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.

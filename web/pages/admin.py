@@ -14,24 +14,24 @@ from flask import (
     url_for,
 )
 from flask_babel import gettext as _
-from imtheboss.web.auth import current_seat
-from imtheboss.web.limits import client_address, spending
+from imtheboss.web.app.limits import client_address, spending
+from imtheboss.web.mail.undelivered import undelivered_mail
 from imtheboss.web.models import Seat
 from imtheboss.web.pages.common import admin_only, bp, frame, seat_row
+from imtheboss.web.players.auth import current_seat
 from imtheboss.web.service import (
     resend_invitation,
     seats_of,
     set_seat_email,
     set_status,
 )
-from imtheboss.web.undelivered import undelivered_mail
 from werkzeug.wrappers import Response
 
 
 def last_look(seat: Seat) -> datetime | None:
     """When ``seat`` last looked at its game (aware UTC; ``None``: it has not opened it yet):
     the later of its page seen (``last_seen_at``) and its presence (``present_at``: the page
-    it opened from its link updates itself, ``imtheboss.web.presence``)."""
+    it opened from its link updates itself, ``imtheboss.web.games.presence``)."""
     looks = [at for at in (seat.last_seen_at, seat.present_at) if at is not None]
     return max(looks, default=None)
 

@@ -6,7 +6,7 @@ seat (A8). A ``GET`` never changes game state (sign-in links only set the sessio
 action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.service.submit``. Tokens
 are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
 organiser (a resent invitation goes to the seat's address only). Abuse limits:
-``imtheboss.web.limits``.
+``imtheboss.web.app.limits``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from flask import (
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState
-from imtheboss.web import LANGUAGES, display
-from imtheboss.web.auth import current_seat, is_admin, seat_of_address
+from imtheboss.web import LANGUAGES
+from imtheboss.web.app.security import local_path
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.security import local_path
+from imtheboss.web.players.auth import current_seat, is_admin, seat_of_address
+from imtheboss.web.say import display
 from imtheboss.web.service import (
     ServiceError,
     get_game,

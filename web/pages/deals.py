@@ -1,5 +1,5 @@
 """The negotiations: the list of every deal of the game, and one negotiation's timeline. Each
-reads only the events of the ranges it shows (``imtheboss.web.negotiations``)."""
+reads only the events of the ranges it shows (``imtheboss.web.store.negotiations``)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from flask import (
 from flask_babel import gettext as _
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
-from imtheboss.web import display, negotiations, story, timeline
 from imtheboss.web.pages.common import bp, frame, viewer
+from imtheboss.web.say import display, story, timeline
 from imtheboss.web.service import (
     ServiceError,
     load_state,
 )
+from imtheboss.web.store import negotiations
 
 
 @bp.get("/g/<gid>/deals")

@@ -16,11 +16,12 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES, inputs
-from imtheboss.web.auth import open_seat, remember_admin
-from imtheboss.web.forms import VARIANT_HELP, NewGameForm
-from imtheboss.web.limits import TooMany, client_address, spending
+from imtheboss.web import LANGUAGES
+from imtheboss.web.app import inputs
+from imtheboss.web.app.limits import TooMany, client_address, spending
 from imtheboss.web.pages.common import admin_only, bp
+from imtheboss.web.players.auth import open_seat, remember_admin
+from imtheboss.web.say.forms import VARIANT_HELP, NewGameForm
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
     ServiceError,

@@ -20,22 +20,14 @@ from flask_babel import gettext as _
 from imtheboss.engine.game import MAX_CHAT, MAX_PRICE
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, view
-from imtheboss.web import (
-    command_forms,
-    decisions,
-    display,
-    inputs,
-    money_chart,
-    negotiations,
-    presence,
-    story,
-    timeline,
-)
-from imtheboss.web.auth import current_seat, is_admin
-from imtheboss.web.limits import command_spending
+from imtheboss.web.app import inputs
+from imtheboss.web.app.limits import command_spending
+from imtheboss.web.games import presence
 from imtheboss.web.models import Game
 from imtheboss.web.pages import organiser as organiser_pages
 from imtheboss.web.pages.common import bp, frame, htmx, seat_row, viewer
+from imtheboss.web.players.auth import current_seat, is_admin
+from imtheboss.web.say import command_forms, decisions, display, money_chart, story, timeline
 from imtheboss.web.service import (
     ServiceError,
     get_game,
@@ -45,6 +37,7 @@ from imtheboss.web.service import (
     seats_of,
     submit,
 )
+from imtheboss.web.store import negotiations
 
 RECENT = 8
 CHAT = 20  # the running deal's last messages on the game page

@@ -21,10 +21,11 @@ from typing import Any
 
 from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from imtheboss.web import display, organiser, rematch, timeline
-from imtheboss.web.auth import current_seat, is_admin, remember_admin
-from imtheboss.web.limits import client_address, spending
+from imtheboss.web.app.limits import client_address, spending
+from imtheboss.web.games import organiser, rematch
 from imtheboss.web.models import Game
+from imtheboss.web.players.auth import current_seat, is_admin, remember_admin
+from imtheboss.web.say import display, timeline
 from imtheboss.web.service import ServiceError, get_game, load_state, seats_of
 from werkzeug.wrappers import Response
 

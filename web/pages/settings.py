@@ -17,10 +17,10 @@ from flask import (
 )
 from flask_babel import gettext as _
 from flask_babel import refresh
-from imtheboss.web import display
-from imtheboss.web.forms import SettingsForm
 from imtheboss.web.models import db
 from imtheboss.web.pages.common import bp, frame, seat_only, seat_row
+from imtheboss.web.say import display
+from imtheboss.web.say.forms import SettingsForm
 from imtheboss.web.service import (
     ServiceError,
     load_state,

@@ -1,10 +1,10 @@
-"""The story page, ``/g/<gid>/story``: the history grouped as a story (``imtheboss.web.threads``):
-the start, each negotiation as threads per provider and letter with its cards, windows,
-lineup, returned family cards and payouts, the end roll, and the end. ``story_read.STORY_PAGE``
-chapters a page (a negotiation, or the turns between two), as the history pages: page 1 holds
-the newest, each page reads oldest first, older and newer are plain links (no script). A page
-reads only its own chapters' events, with the last ``story_read.CHAT_SHOWN`` chat messages of
-each; shows only what the viewing seat could see (A8).
+"""The story page, ``/g/<gid>/story``: the history grouped as a story
+(``imtheboss.web.say.threads``): the start, each negotiation as threads per provider and letter with
+its cards, windows, lineup, returned family cards and payouts, the end roll, and the end.
+``story_read.STORY_PAGE`` chapters a page (a negotiation, or the turns between two), as the history
+pages: page 1 holds the newest, each page reads oldest first, older and newer are plain links (no
+script). A page reads only its own chapters' events, with the last ``story_read.CHAT_SHOWN`` chat
+messages of each; shows only what the viewing seat could see (A8).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 
 from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
-from imtheboss.web import negotiations, story, story_read, threads
 from imtheboss.web.pages import common
+from imtheboss.web.say import story, story_read, threads
 from imtheboss.web.service import load_state, require_confirmed
+from imtheboss.web.store import negotiations
 
 bp = Blueprint("story", __name__)
 

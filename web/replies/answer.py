@@ -12,8 +12,8 @@ import re
 from email.message import EmailMessage
 from typing import Any
 
-from imtheboss.web import players
 from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.players import people as players
 from imtheboss.web.service import now_utc, run_after_commit
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError

@@ -28,12 +28,11 @@ from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
-from imtheboss.web import outage
-from imtheboss.web.limits import TooMany, command_spending, spending
-from imtheboss.web.metrics import counted_reply
+from imtheboss.web.app.limits import TooMany, command_spending, spending
+from imtheboss.web.app.metrics import counted_reply
+from imtheboss.web.games.presence import note_presence
+from imtheboss.web.mail.notify import said_message
 from imtheboss.web.models import Game, ReplyClaim, Seat, db
-from imtheboss.web.notify import said_message
-from imtheboss.web.presence import note_presence
 from imtheboss.web.replies.address import (
     BadReplyAddress,
     ReplyTicket,
@@ -65,6 +64,7 @@ from imtheboss.web.service import (
     state_after,
     submit,
 )
+from imtheboss.web.store import outage
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 

@@ -11,9 +11,9 @@ from typing import Any
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
-from imtheboss.web import display
 from imtheboss.web.replies.terms import TERMS_VERBS, Shown, agreed, standing, still_open
 from imtheboss.web.replies.words import MEANS, Reading
+from imtheboss.web.say import display
 
 # reply verb -> the engine command it names
 VERB_COMMAND = {

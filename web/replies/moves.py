@@ -4,7 +4,7 @@ no card."): not the word the player wrote, but what it did.
 
 ``move_said(command, state, seat)`` is written when the reply is applied, from the state the
 move was decided on (the card it answered, the terms it took), as a message
-(``{"id", "params"}``, the kinds of ``imtheboss.web.story``); ``move_text(said, players, tz)``
+(``{"id", "params"}``, the kinds of ``imtheboss.web.say.story``); ``move_text(said, players, tz)``
 renders it in the current locale when the answer mail is composed. Only what the seat itself
 knows goes in: its own move, the public card it answered, the terms on the table.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
-from imtheboss.web import story
+from imtheboss.web.say import story
 
 MOVES: dict[str, Any] = {
     "place_marker": _l("You placed the marker on space %(space)s."),

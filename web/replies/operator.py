@@ -20,8 +20,8 @@ from email.utils import format_datetime
 
 from flask import Blueprint, Flask, abort, current_app, redirect, request, url_for
 from flask_babel import lazy_gettext as _l
-from imtheboss.web.links import require_operator
 from imtheboss.web.models import OutboxMail, db
+from imtheboss.web.players.links import require_operator
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import now_utc
 

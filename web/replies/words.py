@@ -21,7 +21,7 @@ from typing import Any
 
 from imtheboss.engine import languages
 from imtheboss.engine.board import LETTERS
-from imtheboss.web.inputs import BIDI, SINGLE_LINE_BAD
+from imtheboss.web.app.inputs import BIDI, SINGLE_LINE_BAD
 
 # verb -> language -> words (the first is the one a mail shows): the language table's rows
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {

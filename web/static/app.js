@@ -35,7 +35,7 @@ function ibOffset(zone) {
   } catch (e) { return ""; }
 }
 
-/* A zone as the pages write it (imtheboss.web.display.zone_text), never its raw name: its
+/* A zone as the pages write it (imtheboss.web.say.display.zone_text), never its raw name: its
    offset from UTC now ("UTC+8"), and on an English page its city ("UTC+8, Taipei"). */
 function ibZoneText(zone) {
   var label = ibOffset(zone);

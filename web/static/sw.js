@@ -1,4 +1,4 @@
-// The service worker: shows the pushes (imtheboss.web.push: {title, body, url, tag}) and opens
+// The service worker: shows the pushes (imtheboss.web.outbound.push: {title, body, url, tag}) and opens
 // the game's page when one is tapped.
 self.addEventListener("push", (event) => {
   let data = {};

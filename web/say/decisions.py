@@ -1,0 +1,229 @@
+"""What the game page asks of the seat reading it: every decision that waits for the seat (the
+windows the game waits on, A1-A6, and the terms it has to answer, R4), the consequences shown
+before a move that cannot be taken back (close, fail, a boss card, a travel card, a recruit),
+why an Accept is missing (R4.4), and the one-step forms that make lapsed terms again (R5.5).
+
+Everything here reads only ``imtheboss.engine.views.view`` of that seat (A8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext
+from imtheboss.web.say.command_forms import CommandForm
+from imtheboss.web.say.display import card_text, missing_text, pending_text, price_text
+
+
+@dataclass
+class Asked:
+    """One decision that waits for the viewer: what to decide, by when (``until``: the
+    engine's ISO time, ``None`` for terms, which stay open while the deal runs), what happens
+    without an answer (``otherwise``), and the window it answers (the mail links' anchor)."""
+
+    text: str
+    until: str | None = None
+    otherwise: str = ""
+    window: str | None = None
+
+
+_WAITS = {
+    "place_marker": lazy_gettext("Place the marker on a space to start the game"),
+    "turn": lazy_gettext("Take your turn"),
+    "discard": lazy_gettext("Discard down to the hand limit"),
+    "last_call": lazy_gettext("Answer the boss's last call: pass, or play a card"),
+    "negotiation": lazy_gettext("Lead the negotiation: close the deal or declare it failed"),
+}
+_OTHERWISE = {
+    "stop": lazy_gettext("Without an answer from you, you let it happen."),
+    "last_call": lazy_gettext("Without an answer from you, you pass."),
+}
+
+
+def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[Asked]:
+    """Every decision that waits for ``seat`` in its view ``v``: its windows first (in the
+    engine's order), then each of the terms it is to answer (offers to the boss, the boss's
+    terms to a provider). A card's stop window offers to stop it only to a seat whose hand
+    (``v["you"]["hand"]``) holds a stop card; with no hand in ``v`` it names both answers."""
+    if seat is None or v.get("phase") == "game_over":
+        return []
+    deal = v.get("deal") or {}
+    out = []
+    for a in v.get("awaiting", []):
+        if a["seat"] != seat:
+            continue
+        kind = a["for"]
+        if kind == "stop":
+            what = pending_text(v.get("pending"), players)
+            hand = (v.get("you") or {}).get("hand")
+            if hand is None or "stop" in hand:  # hand unknown (``/me``): both answers
+                text = _("Answer %(what)s: stop it or let it happen", what=what)
+            else:
+                text = _(
+                    "Answer %(what)s: you have no stop card, so you can only let it happen",
+                    what=what,
+                )
+        else:
+            text = str(_WAITS.get(kind, kind))
+        out.append(Asked(text, a["until"], str(_OTHERWISE.get(kind, "")), a["window"]))
+    for t in deal.get("terms", []):
+        card = card_text(t["card"])
+        price = price_text(t["price"], v.get("share_value"))
+        if seat == deal["boss"] and t["by"] == "provider":
+            name = players[t["provider"]]
+            text = _(
+                "Answer %(name)s's offer: %(card)s for %(price)s",
+                name=name,
+                card=card,
+                price=price,
+            )
+            out.append(Asked(text))
+        elif seat == t["provider"] and t["by"] == "boss":
+            text = _("Answer the boss's terms: %(card)s for %(price)s", card=card, price=price)
+            out.append(Asked(text))
+    return out
+
+
+# -- moves that ask first --------------------------------------------------------------------
+
+CONFIRM = frozenset({"close", "fail", "boss", "travel", "recruit", "stop"})
+
+
+def consequence(cmd: dict[str, Any]) -> str:
+    """What the move ``cmd`` (one of ``CONFIRM``) sets going, said before it is made."""
+    do = cmd["do"]
+    if do == "close":
+        return _(
+            "The others get a last call: each may pass or play a card. Once all have passed, "
+            "or the last call has run out, the deal closes: the bank pays you the proceeds and "
+            "you pay every agreement."
+        )
+    if do == "fail":
+        return _(
+            "The deal ends and nobody is paid: the agreements are void, the family cards on "
+            "the table go back to their owners and the other cards played in it are discarded. "
+            "The marker stays where it is."
+        )
+    if do == "boss":
+        return _(
+            "Unless someone stops your boss card, you become the boss of this deal, and every "
+            "open offer and agreement made with the old boss lapses."
+        )
+    if do == "stop":  # R5.6
+        return _(
+            "Your stop card cancels the card waiting to happen: both go to the discard "
+            "pile, and you cannot take your stop card back."
+        )
+    if do == "recruit":
+        return _(
+            "Your 3 recruit cards are discarded. Unless someone stops them, investor "
+            "%(letter)s is yours for the rest of the game.",
+            letter=cmd["target"],
+        )
+    if str(cmd.get("target", "")).startswith("investor:"):
+        return _(
+            "Unless someone stops your travel card, investor %(letter)s cannot take part in "
+            "this deal, and the terms and agreements made for it lapse.",
+            letter=cmd["target"].split(":", 1)[1],
+        )
+    return _(
+        "Unless someone stops your travel card, it goes to the discard pile together with "
+        "%(target)s.",
+        target=card_text(cmd.get("target")),
+    )
+
+
+# -- terms that cannot be accepted -----------------------------------------------------------
+
+
+def explain_missing_accepts(forms: list[CommandForm], v: dict[str, Any], seat: int) -> None:
+    """Give each Reject form of ``seat`` whose terms have no Accept beside it the reason as its
+    ``note``: the agreements would promise more than the proceeds (R4.4), or the provider
+    cannot put the family card forward (R4.3)."""
+    deal = v.get("deal") or {}
+    accepts = {(f.cmd["with"], f.cmd.get("letter")) for f in forms if f.cmd["do"] == "accept"}
+    for f in forms:
+        key = (f.cmd.get("with"), f.cmd.get("letter"))
+        if f.cmd["do"] != "reject" or key in accepts:
+            continue
+        provider = key[0] if seat == deal.get("boss") else seat
+        terms = next(
+            (
+                t
+                for t in deal.get("terms", [])
+                if t["provider"] == provider and t["letter"] == key[1]
+            ),
+            None,
+        )
+        if terms is None:
+            continue
+        total = deal["committed"] + terms["amount"]
+        if total > deal["proceeds"]:
+            f.note = _(
+                "Accepting is not possible: these terms would bring the agreements to "
+                "%(total)d of %(proceeds)d M, more than the deal pays.",
+                total=total,
+                proceeds=deal["proceeds"],
+            )
+        else:
+            f.note = _(
+                "Accepting is not possible: you cannot put %(card)s forward (it is not in "
+                "your hand, or the deal's deadline has passed).",
+                card=card_text(terms["card"]),
+            )
+
+
+def explain_missing_close(forms: list[CommandForm], v: dict[str, Any], seat: int) -> None:
+    """Give the boss's Fail form, when no Close form stands beside it because the deal's
+    requirements are unmet (R6.1), the reason as its ``note``: what is still missing (the
+    investors by name, ``display.missing_text``) in one sentence, beside the button."""
+    deal = v.get("deal") or {}
+    if deal.get("boss") != seat or deal.get("requirements_met") or not deal.get("missing"):
+        return
+    if any(f.cmd["do"] == "close" for f in forms):
+        return
+    missing = missing_text(deal["missing"])
+    for f in forms:
+        if f.cmd["do"] == "fail":
+            f.note = _("You cannot close yet: the deal still needs %(missing)s.", missing=missing)
+
+
+# -- lapsed terms made again -----------------------------------------------------------------
+
+
+def reoffers(v: dict[str, Any], seat: int, forms: list[CommandForm]) -> list[CommandForm | None]:
+    """For each of the deal's lapsed terms, in order, the form by which ``seat`` makes them
+    again in one step (R5.5: the provider offers the card again at its price, the boss proposes
+    them again), or ``None``: the seat is neither side, the terms are open again (or listed
+    before), or the rules would refuse them now (the card cannot take part, say); ``forms``
+    are the seat's legal moves."""
+    deal = v.get("deal") or {}
+    legal = [f.cmd for f in forms]
+    standing = {(t["provider"], t["letter"]) for t in deal.get("terms", [])}
+    standing |= {(a["provider"], a["letter"]) for a in deal.get("agreements", [])}
+    out: list[CommandForm | None] = []
+    for t in deal.get("lapsed", []):
+        again = _again(t, seat, deal.get("boss"))
+        if again is None or again[0] not in legal or (t["provider"], t["letter"]) in standing:
+            out.append(None)
+            continue
+        standing.add((t["provider"], t["letter"]))
+        cmd, label = again
+        out.append(CommandForm(cmd, [], label, label, "negotiate", price=t["price"]))
+    return out
+
+
+def _again(t: dict[str, Any], seat: int, boss: int | None) -> tuple[dict[str, Any], str] | None:
+    card = card_text(t["card"])
+    price = price_text(t["price"])
+    if seat == boss and seat != t["provider"]:
+        cmd: dict[str, Any] = {"do": "propose", "to": t["provider"]}
+        if t["card"]:
+            cmd["card"] = t["card"]
+        return cmd, _("Propose them again: %(card)s for %(price)s", card=card, price=price)
+    if seat == t["provider"] and t["card"]:
+        cmd = {"do": "offer", "card": t["card"]}
+        return cmd, _("Offer %(card)s again for %(price)s", card=card, price=price)
+    return None
