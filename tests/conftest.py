@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from helpers_app import make_app
-from helpers_db import own_database
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from sqlalchemy import text
+from support.app import make_app
+from support.postgres import own_database
 
 TABLES = (
     "mail_outbox, notifications, deadlines, events, commands, seats, games, players, sign_in_links"

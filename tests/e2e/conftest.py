@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers_e2e import Process, free_port, wait_for
+from support.e2e import Process, free_port, wait_for
 from werkzeug.serving import make_server
 
 CHROMIUM = Path("/usr/bin/chromium")

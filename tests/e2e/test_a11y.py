@@ -18,12 +18,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers_bots import Hoarder
-from helpers_play import play_to_end
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page
+from support.bots import Hoarder
+from support.play import play_to_end
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(

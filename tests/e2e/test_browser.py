@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_deal import NAMES, PLAYERS, find_setup
 from imtheboss.engine.board import default_board
 from imtheboss.web.service import create_game
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from support.deal import NAMES, PLAYERS, find_setup
 
 CHROMIUM = Path("/usr/bin/chromium")
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from helpers_deal import NAMES, PLAYERS, find_setup
-from helpers_e2e import Process, free_port, wait_for
-from helpers_tls import issue_certificate
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, seats_of
+from support.deal import NAMES, PLAYERS, find_setup
+from support.e2e import Process, free_port, wait_for
+from support.tls_proxy import issue_certificate
 from test_nginx import API_GAME, Browser, _place_marker
 
 CADDY = shutil.which("caddy") or "/usr/bin/caddy"

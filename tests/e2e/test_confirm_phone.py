@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_bots import Hoarder
-from helpers_play import play_to_end
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, legal_commands
 from imtheboss.web.say.decisions import CONFIRM
 from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page, expect
+from support.bots import Hoarder
+from support.play import play_to_end
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(

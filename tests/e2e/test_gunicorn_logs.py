@@ -19,12 +19,12 @@ from pathlib import Path
 import psycopg
 import pytest
 import requests
-from helpers_db import allow_connections, own_database, refuse_connections
-from helpers_e2e import Process, free_port, wait_for
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, hash_token, seats_of
+from support.e2e import Process, free_port, wait_for
+from support.postgres import allow_connections, own_database, refuse_connections
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "e2e-gunicorn-logs-secret"

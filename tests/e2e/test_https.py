@@ -22,13 +22,13 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import requests
-from helpers_deal import NAMES, PLAYERS, find_setup
-from helpers_e2e import Form, page_forms
-from helpers_tls import NGINX, TlsProxy
 from imtheboss.web.models import db
 from imtheboss.web.players.links import unsubscribe_link
 from imtheboss.web.service import create_game, get_game, seats_of
 from playwright.sync_api import Browser, Page, expect
+from support.deal import NAMES, PLAYERS, find_setup
+from support.e2e import Form, page_forms
+from support.tls_proxy import NGINX, TlsProxy
 from test_browser import CHROMIUM, sign_in
 
 HTTP_TIMEOUT = 20

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers_db import own_database
-from helpers_e2e import Process, free_port, wait_for
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from prometheus_client.parser import text_string_to_metric_families
+from support.e2e import Process, free_port, wait_for
+from support.postgres import own_database
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = 40

@@ -1,6 +1,6 @@
 """The shipped nginx example, ``deploy/nginx.conf``, for real: Debian's nginx runs that very file
-(with the test's ports, certificate and folders: ``helpers_tls.site_conf``) in front of gunicorn
-(``TRUSTED_PROXIES=1``), TLS on a port that is not 443.
+(with the test's ports, certificate and folders: ``support.tls_proxy.site_conf``) in front of
+gunicorn (``TRUSTED_PROXIES=1``), TLS on a port that is not 443.
 
 Through it a game is created by the JSON API, a seat signs in by its secret link and places the
 marker with a form post (CSRF: the ``Host`` passed on keeps its port), the organiser's link, a
@@ -18,12 +18,12 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import requests
-from helpers_deal import NAMES, PLAYERS, find_setup
-from helpers_e2e import page_forms
-from helpers_tls import NGINX, TlsProxy
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, seats_of
+from support.deal import NAMES, PLAYERS, find_setup
+from support.e2e import page_forms
+from support.tls_proxy import NGINX, TlsProxy
 
 pytestmark = pytest.mark.skipif(
     not Path(NGINX).exists(), reason="Debian's nginx is needed (.ci/run installs it)"

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_bots import Hoarder
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
@@ -41,6 +40,7 @@ from imtheboss.web.players.signin import sign_in_link
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from playwright.sync_api import Browser, BrowserContext, Page
 from sqlalchemy import select
+from support.bots import Hoarder
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(

@@ -34,8 +34,14 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 import requests
-from helpers_e2e import Mail, wait_for
-from helpers_stack import (
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.web.models import EventRecord, db
+from imtheboss.web.say import story
+from imtheboss.web.service import hash_token
+from itsdangerous import URLSafeTimedSerializer
+from sqlalchemy import select
+from support.e2e import Mail, wait_for
+from support.stack import (
     HTTP_TIMEOUT,
     Play,
     Stack,
@@ -48,13 +54,7 @@ from helpers_stack import (
     running_stack,
     summary,
 )
-from helpers_stack import rows as table_rows
-from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.web.models import EventRecord, db
-from imtheboss.web.say import story
-from imtheboss.web.service import hash_token
-from itsdangerous import URLSafeTimedSerializer
-from sqlalchemy import select
+from support.stack import rows as table_rows
 
 # This test's own Redis database number (tests/worker uses 13 and, under xdist, 12 for gw1).
 REDIS_DB = 11

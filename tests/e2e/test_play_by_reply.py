@@ -4,7 +4,7 @@ The stack of tests/e2e/test_play_by_email.py (gunicorn, a Celery worker, Celery 
 PostgreSQL, an aiosmtpd server standing in for the world's mail) with replies on
 (``MAIL_REPLIES``, ``MAIL_DOMAIN``), plus the Procfile's ``mail:`` process (our inbound SMTP
 receiver) and its ``imap:`` process polling a real IMAP server started by the test (Debian's
-dovecot, tests/helpers_dovecot.py).
+dovecot, tests/support/dovecot.py).
 
 Seats 0 and 1 play by the web (the links of their mail and the page's forms, as in the
 play-by-email test). Seats 2, 3 and 4 only answer their mail: each mail that carries a
@@ -44,12 +44,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import helpers_stack as e2e
 import pytest
 import requests
-from helpers_dovecot import Dovecot
-from helpers_e2e import Mail, free_port, page_forms, wait_for
-from helpers_replies import gmail_html, multipart_mail, outlook_html, quoted, raw_mail
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import own_act
 from imtheboss.engine.state import GameState, replay
@@ -58,6 +54,10 @@ from imtheboss.web.replies.choices import VERB_COMMAND, choices
 from imtheboss.web.replies.terms import TERMS_VERBS, Shown, by_letter, read_mark, standing
 from imtheboss.web.replies.words import WORDS, Reading, understand
 from imtheboss.web.service import load_events
+from support import stack as e2e
+from support.dovecot import Dovecot
+from support.e2e import Mail, free_port, page_forms, wait_for
+from support.reply_mails import gmail_html, multipart_mail, outlook_html, quoted, raw_mail
 
 # This test's own Redis database number (tests/worker uses 12 and 13, tests/web 9 and 10, the
 # play-by-email test 11).

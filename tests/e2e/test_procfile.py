@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers_db import own_database
-from helpers_e2e import Process, free_port, wait_for
-from helpers_redis import own_redis_db
+from support.e2e import Process, free_port, wait_for
+from support.postgres import own_database
+from support.redis_db import own_redis_db
 from test_wheel import RELEASE, procfile
 
 ROOT = Path(__file__).resolve().parents[2]
 HONCHO = Path(sys.executable).with_name("honcho")
-REDIS_DB = 7  # this test's own Redis database number (helpers_redis.own_redis_db)
+REDIS_DB = 7  # this test's own Redis database number (support.redis_db.own_redis_db)
 SECRET = "e2e-procfile-secret"
 UP_FOR = 60  # seconds every process must stay up
 PLAYERS = [{"name": n, "email": f"{n.lower()}@example.org"} for n in ("Amy", "Bill", "Cy")]

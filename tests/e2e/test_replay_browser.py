@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers_deal import PLAYERS
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page
+from support.deal import PLAYERS
+from support.play import play_to_end
 
 CHROMIUM = Path("/usr/bin/chromium")
 PHONE = {"width": 360, "height": 740}

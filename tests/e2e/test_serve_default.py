@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers_organiser import confirm, confirm_link
-from helpers_wait import free_port, wait_for
+from support.organiser import confirm, confirm_link
+from support.wait import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 processes: gunicorn, a Celery worker and beat on Redis, PostgreSQL, an aiosmtpd SMTP server
 (the stack of tests/e2e/test_play_by_email.py).
 
-The three games (tests/helpers_home_games.py) wait for the player with three deadlines. The
+The three games (tests/support/home_games.py) wait for the player with three deadlines. The
 player asks for a link on ``/sign-in`` (so does an address with no games: the same page; only
 the player gets mail). A mail scanner first fetches the mailed link (``HEAD``, then ``GET``
 following the redirect to the page with the button): nothing is used up, nobody is signed in.
@@ -17,12 +17,12 @@ import re
 from urllib.parse import urljoin
 
 import requests
-from helpers_e2e import page_forms, wait_for
-from helpers_home_games import make_home_games
-from helpers_organiser import csrf_of
 from imtheboss.web.models import db
 from imtheboss.web.players.people import SignInLink
 from sqlalchemy import select
+from support.e2e import page_forms, wait_for
+from support.home_games import make_home_games
+from support.organiser import csrf_of
 from test_play_by_email import stack  # noqa: F401  (the fixture)
 
 EMAIL = "home-player@e2e.example.org"

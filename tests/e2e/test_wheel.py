@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers_e2e import Process, free_port, wait_for
+from support.e2e import Process, free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a clean checkout does not hold (or the build must not see): local state and caches.

@@ -56,8 +56,8 @@ def test_a_seat_s_game_page_with_the_help_fits_a_phone(
 ) -> None:
     """The header's Rules link, the card help under the hand and the space help under the
     board, opened, on a seat's game page."""
-    from helpers_deal import PLAYERS
     from imtheboss.web.service import create_game
+    from support.deal import PLAYERS
 
     with app.app_context():
         created = create_game("Help", PLAYERS, seed=4)

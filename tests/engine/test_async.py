@@ -13,7 +13,15 @@ import imtheboss.engine.setup
 import imtheboss.engine.turn
 import imtheboss.engine.views
 import pytest
-from helpers_async import (
+from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.events import Event
+from imtheboss.engine.game import Command, decide
+from imtheboss.engine.options import Options, OptionsError
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.state import apply_in_place, format_time, replay
+from imtheboss.engine.views import next_deadline, redact_event, snapshot, view
+from support.async_play import (
     FLAT_BOARD,
     PLAYERS,
     T0,
@@ -26,14 +34,6 @@ from helpers_async import (
     options,
     types,
 )
-from imtheboss.engine.board import default_board
-from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.events import Event
-from imtheboss.engine.game import Command, decide
-from imtheboss.engine.options import Options, OptionsError
-from imtheboss.engine.setup import new_game
-from imtheboss.engine.state import apply_in_place, format_time, replay
-from imtheboss.engine.views import next_deadline, redact_event, snapshot, view
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # FLAT_BOARD deals need C (seat 0) and D (seat 1)
 

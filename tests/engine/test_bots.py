@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from helpers_async import FLAT_BOARD, Table
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.views import legal_commands
+from support.async_play import FLAT_BOARD, Table
 
 
 def test_sensible_bot_remembers_a_deal_across_copies_of_the_state():

@@ -12,12 +12,12 @@ import json
 import random
 
 import pytest
-from helpers_orders import random_orders, random_orders_json
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import redact_event, view
+from support.orders import random_orders, random_orders_json
 
 
 def scrambled(state: GameState, seat: int | None, rng: random.Random) -> GameState:

@@ -3,11 +3,11 @@ the side pool of R2.2 as dealt, a family card on the table by its letter, never 
 
 from __future__ import annotations
 
-from helpers_core import SMALL_BOARD, T0, Game
 from imtheboss.engine.board import default_board
 from imtheboss.engine.history import message
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
+from support.rules_game import SMALL_BOARD, T0, Game
 
 BASE = {
     "investors": {"Ann": ["C"], "Bob": ["S"], "Cat": ["W"], "Dan": ["D", "G", "L"]},

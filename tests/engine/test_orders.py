@@ -10,11 +10,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from helpers_async import FLAT_BOARD, T0, Table, allow_all, flat_board, of_type, types
 from imtheboss.engine.orders import RECOMMENDED, Orders, OrdersError
 from imtheboss.engine.settle import aimed_at, involved
 from imtheboss.engine.simulate import SimulationError, simulate
 from imtheboss.engine.views import redact_event, view
+from support.async_play import FLAT_BOARD, T0, Table, allow_all, flat_board, of_type, types
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
 ALLOW = {"stop": "allow"}

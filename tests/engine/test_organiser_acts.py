@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from helpers_async import FLAT_BOARD, PLAYERS, T0, Table, types
 from imtheboss.engine.history import message
 from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.engine.organiser import MAX_MINUTES, MAX_REASON, seat_windows
 from imtheboss.engine.state import replay, state_from_json, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.engine.windows import due_windows
+from support.async_play import FLAT_BOARD, PLAYERS, T0, Table, types
 
 HOUR = timedelta(hours=1)
 

@@ -4,7 +4,6 @@ as one engine function that fair posted prices, fair boss limits, the proxy and 
 from __future__ import annotations
 
 import pytest
-from helpers_async import Table, flat_board
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.context import fair_price, fair_price_of
 from imtheboss.engine.orders import (
@@ -18,6 +17,7 @@ from imtheboss.engine.orders import (
     pace_of,
     pace_orders,
 )
+from support.async_play import Table, flat_board
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
 BOARD = flat_board(shares=9, required=("C", "D", "G"))  # 18 M on tile #1: fair 18 // 4 = 4 M

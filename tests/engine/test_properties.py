@@ -16,7 +16,6 @@ import os
 import random
 from collections import Counter
 
-from helpers_orders import random_orders
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imtheboss.engine.bots import _fill
@@ -35,6 +34,7 @@ from imtheboss.engine.state import (
     state_to_json,
 )
 from imtheboss.engine.views import legal_commands
+from support.orders import random_orders
 
 GAMES = int(os.environ.get("IMTHEBOSS_PROPERTY_GAMES", "1000"))
 

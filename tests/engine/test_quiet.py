@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from helpers_async import FLAT_BOARD, T0, Table
 from imtheboss.engine.quiet import adjust, night_end
+from support.async_play import FLAT_BOARD, T0, Table
 
 NIGHT_UTC = {"start": "23:00", "end": "07:00", "zone": "UTC"}
 SHANGHAI = {"start": "22:30", "end": "06:30", "zone": "Asia/Shanghai"}  # 14:30-22:30 UTC

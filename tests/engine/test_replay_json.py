@@ -8,7 +8,6 @@ import json
 import random
 
 import pytest
-from helpers_orders import random_orders
 from imtheboss.engine.board import BoardError, default_board, stored_board
 from imtheboss.engine.events import SCHEMA_VERSION, Event
 from imtheboss.engine.game import Command, decide_state
@@ -22,6 +21,7 @@ from imtheboss.engine.state import (
     state_from_json,
     state_to_json,
 )
+from support.orders import random_orders
 
 
 @pytest.fixture(scope="module")

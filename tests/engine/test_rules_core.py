@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from helpers_core import PLAYERS, SMALL_BOARD, T0, Game, board_json
 from imtheboss.engine.board import LETTERS, default_board
 from imtheboss.engine.cards import (
     CARD_NAMES,
@@ -22,6 +21,7 @@ from imtheboss.engine.rng import die
 from imtheboss.engine.setup import SetupError, first_player, new_game, position
 from imtheboss.engine.state import every_card, replay
 from imtheboss.engine.views import redact_event, snapshot, view
+from support.rules_game import PLAYERS, SMALL_BOARD, T0, Game, board_json
 
 # Ann controls C, S and W: she can close a deal on SMALL_BOARD's space 0 alone.
 SOLO = {

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from helpers_core import SMALL_BOARD, Game
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.lineup import lineup
 from imtheboss.engine.views import legal_commands, view
+from support.rules_game import SMALL_BOARD, Game
 
 # Space 0 of SMALL_BOARD needs C, S and W and pays 3 shares (6 M at tile #1).
 BASE = {

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers_core import scenario_doc, write_json
 from imtheboss.engine.scenario import FORMAT, check_scenario, load_scenario, run_scenario
 from imtheboss.worker.cli import main
+from support.rules_game import scenario_doc, write_json
 
 OURS = Path(__file__).resolve().parents[1] / "scenarios"
 

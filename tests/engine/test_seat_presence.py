@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from helpers_async import FLAT_BOARD, Table, types
 from imtheboss.engine.events import Event
 from imtheboss.engine.record import game_record, read_record
 from imtheboss.engine.scenario import FORMAT, run_scenario
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import redact_event
+from support.async_play import FLAT_BOARD, Table, types
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from helpers_core import SMALL_BOARD, Game
 from imtheboss.engine.views import snapshot
 from imtheboss.web.mail.notify import lapses_if_it_happens
 from imtheboss.web.say import story
+from support.rules_game import SMALL_BOARD, Game
 
 BASE = {
     "investors": {"Ann": ["C"], "Bob": ["S"], "Cat": ["W"], "Dan": ["D", "G", "L"]},

@@ -4,7 +4,11 @@ rule."""
 from __future__ import annotations
 
 import pytest
-from helpers_async import (
+from imtheboss.engine.board import default_board
+from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.engine.setup import new_game
+from imtheboss.engine.views import legal_commands
+from support.async_play import (
     FLAT_BOARD,
     T0,
     Table,
@@ -15,10 +19,6 @@ from helpers_async import (
     options,
     types,
 )
-from imtheboss.engine.board import default_board
-from imtheboss.engine.cards import CARD_NAMES
-from imtheboss.engine.setup import new_game
-from imtheboss.engine.views import legal_commands
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}  # side pool S, W
 THREE = {0: ["C", "D"], 1: ["G", "L"], 2: ["S", "W"]}

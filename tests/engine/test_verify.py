@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_bots import Hoarder
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.record import RECORD_FORMAT, RecordError, game_record, read_record
 from imtheboss.engine.rng import seed_hash
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.verify import verify
+from support.bots import Hoarder
 
 CLI = str(Path(sys.executable).with_name("imtheboss"))
 

@@ -8,10 +8,10 @@ from datetime import UTC
 from typing import Any
 
 import pytest
-from helpers_async import FLAT_BOARD, Table, allow_all, at, of_type
 from imtheboss.engine.errors import RuleError
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
+from support.async_play import FLAT_BOARD, Table, allow_all, at, of_type
 
 FOUR = {0: ["C"], 1: ["D"], 2: ["G"], 3: ["L"]}
 

@@ -1,6 +1,6 @@
 """Fixtures of the web tests beyond tests/conftest.py: ``world``, two games for the bad-input
 tests and the fuzz test (the first in a running negotiation); ``game``, the known deal of
-tests/helpers_deal.py with a signed-in client per seat; ``migration_database``, an empty
+tests/support/deal.py with a signed-in client per seat; ``migration_database``, an empty
 database of the test's own for the migration tests."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers_api import World, find_deal_plan
-from helpers_db import own_database
-from helpers_deal import PLAYERS, find_setup
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import create_game
+from support.api_client import World, find_deal_plan
+from support.deal import PLAYERS, find_setup
+from support.postgres import own_database
 
 
 @pytest.fixture

@@ -10,15 +10,15 @@ from datetime import timedelta
 
 import pytest
 import redis
-from helpers_app import make_app
-from helpers_deal import PLAYERS
-from helpers_redis import own_redis_db
 from imtheboss.web.app.queue import QUEUES
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.service import create_game, submit
 from sqlalchemy import select
+from support.app import make_app
+from support.deal import PLAYERS
+from support.redis_db import own_redis_db
 
-REDIS_DB = 9  # this test's own Redis database number (helpers_redis.own_redis_db)
+REDIS_DB = 9  # this test's own Redis database number (support.redis_db.own_redis_db)
 WINDOWS = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 
 

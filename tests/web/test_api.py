@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers_api import NAMES, Api, fill, find_deal_plan
-from helpers_organiser import confirm, confirm_link, mail_text
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.models import EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
+from support.api_client import NAMES, Api, fill, find_deal_plan
+from support.organiser import confirm, confirm_link, mail_text
 
 PLAYERS = [{"name": n, "email": f"{n.lower()}@example.org"} for n in NAMES[:3]]
 

@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 import imtheboss.engine
 import pytest
-from helpers_api import World, signed_in, stored
-from helpers_deal import PLAYERS
+from support.api_client import World, signed_in, stored
+from support.deal import PLAYERS
 
 Case = Callable[[World], Any]
 HUGE = "9" * 5000  # more digits than Python parses from JSON (ValueError, not a crash)

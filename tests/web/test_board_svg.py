@@ -11,12 +11,12 @@ import xml.etree.ElementTree as ET
 import pytest
 from flask import render_template_string
 from flask_babel import force_locale
-from helpers_pages import forms_of
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands, view
 from imtheboss.web.say import board_svg, command_forms, display
 from imtheboss.web.service import get_game, load_state
+from support.page_forms import forms_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 PARTIAL = (

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from helpers_api import signed_in
-from helpers_deal import PLAYERS
 from imtheboss.engine.state import replay
 from imtheboss.web.games.timeouts import submit_timeouts
 from imtheboss.web.models import Checkpoint, Deadline, db
@@ -25,6 +23,8 @@ from imtheboss.web.service import (
 )
 from imtheboss.web.store.rows import CHECKPOINT_EVERY
 from sqlalchemy import select
+from support.api_client import signed_in
+from support.deal import PLAYERS
 
 
 def _chat_until(gid: str, seq: int) -> None:

@@ -12,10 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from helpers_api import NAMES, Api, find_stop_plan
 from imtheboss.web.models import CommandRecord, EventRecord, db
 from imtheboss.web.service import create_game, get_game
 from sqlalchemy import func, select
+from support.api_client import NAMES, Api, find_stop_plan
 
 THREADS = 20
 

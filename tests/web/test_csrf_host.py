@@ -13,8 +13,8 @@ import logging
 from typing import Any
 
 import pytest
-from helpers_logs import written
-from helpers_organiser import csrf_of
+from support.logs import written
+from support.organiser import csrf_of
 
 PUBLIC = "https://boss.example.org:8443"  # BASE_URL: the proxy listens on a port of its own
 SEEN = "https://boss.example.org"  # what the app sees behind ``Host $host``

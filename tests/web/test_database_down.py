@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from helpers_api import Api
-from helpers_db import SERVER, allow_connections, own_database, refuse_connections
-from helpers_logs import written
-from helpers_wait import free_port
 from imtheboss.web import create_app
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import create_game
 from imtheboss.web.store import outage
 from sqlalchemy import create_engine, func, select, text
+from support.api_client import Api
+from support.logs import written
+from support.postgres import SERVER, allow_connections, own_database, refuse_connections
+from support.wait import free_port
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 MESSAGE = "cannot reach its database right now; nothing was changed; try again in a minute"

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_api import Api
-from helpers_wait import free_port
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from imtheboss.web.service import create_game
+from support.api_client import Api
+from support.wait import free_port
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 CONFIG = {"SECRET_KEY": "test-secret", "BASE_URL": "http://testserver", "TASKS": False}

@@ -12,10 +12,6 @@ from datetime import UTC, datetime
 
 import pytest
 from flask_babel import force_locale
-from helpers_deal import NAMES, PLAYERS
-from helpers_pages import act, count, form_for, forms_of
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.engine.board import default_board
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.options import Options
@@ -32,6 +28,10 @@ from imtheboss.web.say.display import INVESTOR_NAMES, card_text
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.deal import NAMES, PLAYERS
+from support.page_forms import act, count, form_for, forms_of
+from support.reply_game import REPLY_CONFIG, answers
+from support.reply_mails import quoted, raw_mail
 
 HTMX = {"HX-Request": "true"}
 

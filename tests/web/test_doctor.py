@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from helpers_wait import free_port
 from imtheboss.web.app.doctor import findings
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound import hooks
@@ -16,6 +15,7 @@ from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game, set_status
 from imtheboss.worker.cli import main
 from sqlalchemy import update
+from support.wait import free_port
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 

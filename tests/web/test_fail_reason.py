@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from helpers_pages import act
+from support.page_forms import act
 
 
 def _close_group(page: str) -> str:

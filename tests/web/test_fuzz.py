@@ -4,7 +4,7 @@ the organiser, another game's seat and nobody; with random path parameters, quer
 bodies, JSON bodies and raw bodies, nasty text included (NUL, lone surrogates, control
 characters, huge and non-finite numbers, deep nesting, wrong types), and legal commands now and
 then so the games move on. Every answer is below 500, and a refused request (4xx) wrote nothing
-(``helpers_api.stored``: sequence numbers, row counts, seat emails and tokens...). At the end
+(``support.api_client.stored``: sequence numbers, row counts, seat emails and tokens...). At the end
 every game page still opens for everyone.
 
 Bounded for the suite (``EXAMPLES`` per route, derandomized); ``IMTHEBOSS_FUZZ_EXAMPLES=200``
@@ -20,7 +20,6 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from helpers_api import World, fill, signed_in, stored, with_csrf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imtheboss.engine.game import COMMANDS
@@ -28,6 +27,7 @@ from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.service import get_game
 from sqlalchemy import select
+from support.api_client import World, fill, signed_in, stored, with_csrf
 from werkzeug.routing import Rule
 
 EXAMPLES = int(os.environ.get("IMTHEBOSS_FUZZ_EXAMPLES") or 0) or 6  # per route

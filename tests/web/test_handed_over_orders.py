@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 
-from helpers_orders import random_orders_json
 from imtheboss.web.games import organiser
 from imtheboss.web.models import db
 from imtheboss.web.service import create_game, hash_token, seats_of, submit
+from support.orders import random_orders_json
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
 NEW = "zoes-own-token-0123456789abcdef"

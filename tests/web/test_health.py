@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 from flask_migrate import upgrade
-from helpers_api import Api
-from helpers_db import own_database
-from helpers_logs import written
-from helpers_wait import free_port
 from imtheboss.web import create_app
 from imtheboss.web.app.metrics import mark_sweep
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, set_status
 from prometheus_client.parser import text_string_to_metric_families
+from support.api_client import Api
+from support.logs import written
+from support.postgres import own_database
+from support.wait import free_port
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 CONFIG = {"SECRET_KEY": "test-secret", "BASE_URL": "http://testserver", "TASKS": False}

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 
-from helpers_home import signed_in_client
-from helpers_home_games import make_home_games
-from helpers_orders import random_orders_json
-from helpers_scramble import normalized, store_log
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.web.service import get_game, load_state
+from support.home_games import make_home_games
+from support.orders import random_orders_json
+from support.scramble import normalized, store_log
+from support.sign_in import signed_in_client
 
 EMAIL = "player@example.org"
 

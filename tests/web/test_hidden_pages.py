@@ -42,10 +42,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from helpers_bots import Hoarder
-from helpers_orders import random_orders_json
-from helpers_play import PHASES, play_to_end
-from helpers_scramble import normalized, store_log
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.orders import Orders
@@ -56,6 +52,10 @@ from imtheboss.web.say import story
 from imtheboss.web.say.display import card_text
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
+from support.bots import Hoarder
+from support.orders import random_orders_json
+from support.play import PHASES, play_to_end
+from support.scramble import normalized, store_log
 
 SEED = "seed-c0ffee-XYZ"  # long and unusual: any occurrence on a page is a leak
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]

@@ -30,11 +30,6 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Any
 
-from helpers_api import signed_in
-from helpers_bots import Hoarder
-from helpers_orders import random_orders_json
-from helpers_play import PHASES, play_to_end
-from helpers_scramble import normalized, store_log
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.events import Event
@@ -44,6 +39,11 @@ from imtheboss.web.models import EventRecord, db
 from imtheboss.web.say.display import card_text
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
+from support.api_client import signed_in
+from support.bots import Hoarder
+from support.orders import random_orders_json
+from support.play import PHASES, play_to_end
+from support.scramble import normalized, store_log
 
 SEED = "seed-replay-7-QZ"  # long and unusual: any occurrence before the end is a leak
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla")]

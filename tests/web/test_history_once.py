@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from helpers_pages import act
 from imtheboss.web.service import get_game, load_state, submit
+from support.page_forms import act
 
 
 def test_a_negotiation_that_ran_out_is_one_line(app, game, clock) -> None:

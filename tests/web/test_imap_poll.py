@@ -9,15 +9,15 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers_db import allow_connections, refuse_connections
-from helpers_dovecot import Dovecot
-from helpers_logs import written
-from helpers_replies import nested_mail, quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
-from helpers_wait import wait_for
 from imtheboss.web.service import load_events
 from imtheboss.worker.imap_poll import connect, poll_once, run, wait
 from sqlalchemy.engine import make_url
+from support.dovecot import Dovecot
+from support.logs import written
+from support.postgres import allow_connections, refuse_connections
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import nested_mail, quoted, raw_mail
+from support.wait import wait_for
 
 
 @pytest.fixture

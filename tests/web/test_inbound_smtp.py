@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers_db import allow_connections, refuse_connections
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
-from helpers_wait import free_port, wait_for
 from imtheboss.web.service import get_game, load_events
 from sqlalchemy.engine import make_url
+from support.postgres import allow_connections, refuse_connections
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
+from support.wait import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

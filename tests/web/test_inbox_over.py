@@ -3,7 +3,7 @@ instead of still reading like a call to act."""
 
 from __future__ import annotations
 
-from helpers_pages import act
+from support.page_forms import act
 
 OVER = "no longer waits for you"
 

@@ -3,12 +3,12 @@ window lasts, and the organiser, by their name too when they play in the game.""
 
 from __future__ import annotations
 
-from helpers_deal import PLAYERS
-from helpers_organiser import mail_text
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.deal import PLAYERS
+from support.organiser import mail_text
 
 WINDOWS = {"turn": 24 * 3600, "stop": 6 * 3600, "last_call": 12 * 3600, "negotiation": 2 * 86400}
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from helpers_api import Api
 from imtheboss.web.models import CommandRecord, Deadline, db
 from imtheboss.web.service import create_game, load_events, set_status, submit
 from sqlalchemy import select
+from support.api_client import Api
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from babel.support import Translations
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.engine import languages
 from imtheboss.web.models import Game, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.words import shown, understand
 from imtheboss.worker.mail import compose
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "engine" / "languages.py"

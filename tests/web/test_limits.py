@@ -9,20 +9,20 @@ import json
 from typing import Any
 
 import pytest
-from helpers_api import Api
-from helpers_app import client_at, make_app
-from helpers_deal import PLAYERS
-from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
-from helpers_redis import own_redis_db
-from helpers_wait import free_port
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
+from support.api_client import Api
+from support.app import client_at, make_app
+from support.deal import PLAYERS
+from support.organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
+from support.redis_db import own_redis_db
+from support.wait import free_port
 
 ORGANISER = "org@example.org"
-REDIS_DB = 10  # this test's own Redis database number (helpers_redis.own_redis_db)
+REDIS_DB = 10  # this test's own Redis database number (support.redis_db.own_redis_db)
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import logging
 import re
 
 import pytest
-from helpers_logs import written
 from imtheboss.web.app import logs
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game, hash_token
 from sqlalchemy.exc import IntegrityError
+from support.logs import written
 
 SECRET = "Zx9_Kk2-abcdefghijklmnopqrst"
 SIGNED = "eyJnIjoiQWJjMTIzIn0.Zx9Kk2.abcdefghij"

@@ -71,7 +71,7 @@ def test_the_header_language_is_the_seats_mail_language(app) -> None:
 def _created_on_the_page(app, lang: str, **chosen: str):
     """A game made on ``/new`` read in ``lang`` (``chosen``: the form's language fields, such
     as ``players-1-language``), confirmed by its organiser: each seat's invitation, by seat."""
-    from helpers_organiser import confirm, confirm_link, mail_text, new_game_form
+    from support.organiser import confirm, confirm_link, mail_text, new_game_form
 
     seats = [(n, f"{n.lower()}@players.imtheboss.net") for n in ("Mei", "Jun", "Hao")]
     browser = app.test_client()
@@ -114,7 +114,7 @@ def test_the_organiser_chooses_each_players_language(app) -> None:
 
 
 def test_a_language_the_form_does_not_offer_is_refused(app) -> None:
-    from helpers_organiser import new_game_form
+    from support.organiser import new_game_form
 
     browser = app.test_client()
     seats = [(n, f"{n.lower()}@players.imtheboss.net") for n in ("Mei", "Jun")]

@@ -68,8 +68,8 @@ def test_the_mails_of_one_negotiation_share_its_anchor_and_subject(app, game) ->
 
 
 def test_a_long_title_is_cut_in_the_subject(app) -> None:
-    from helpers_reply import PLAYERS
     from imtheboss.web.service import create_game
+    from support.reply_game import PLAYERS
 
     title = "The very long name of our Friday evening club's championship game of 2026"
     with app.app_context():

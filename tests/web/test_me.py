@@ -7,15 +7,15 @@ from __future__ import annotations
 import random
 import re
 
-from helpers_home import signed_in_client
-from helpers_home_games import make_home_games
-from helpers_organiser import csrf_of
-from helpers_pages import act
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
+from support.home_games import make_home_games
+from support.organiser import csrf_of
+from support.page_forms import act
+from support.play import play_to_end
+from support.sign_in import signed_in_client
 
 EMAIL = "player@example.org"
 ENTRY = re.compile(r'<li class="my-game[^"]*" data-game="([^"]+)"')

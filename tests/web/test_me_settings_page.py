@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from helpers_home import signed_in_client
-from helpers_organiser import csrf_of
+from support.organiser import csrf_of
+from support.sign_in import signed_in_client
 
 
 def _token_box(page: str) -> str:

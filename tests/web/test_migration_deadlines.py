@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 
 import sqlalchemy
 from flask_migrate import downgrade, upgrade
-from helpers_migrations import AT, MIGRATIONS, insert_game, migration_app
 from imtheboss.web.models import db
 from sqlalchemy import text
+from support.migrations import AT, MIGRATIONS, insert_game, migration_app
 
 BEFORE = "8d4b2a6c1e3f"  # the revision before the partial indexes
 NEW = {"ix_deadlines_open_due", "ix_deadlines_open_remind"}

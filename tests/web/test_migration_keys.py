@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 from flask_migrate import upgrade
-from helpers_migrations import AT, MIGRATIONS, insert_game, migration_app
 from imtheboss.web.models import SERVER_SCOPE, db
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
+from support.migrations import AT, MIGRATIONS, insert_game, migration_app
 
 BEFORE = "5c1d8e2f7a90"  # the revision before keys had scopes
 

@@ -28,8 +28,6 @@ from typing import Any
 
 import pytest
 from flask_migrate import downgrade, upgrade
-from helpers_app import make_app
-from helpers_db import own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
@@ -40,6 +38,8 @@ from imtheboss.web.say import timeline
 from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from imtheboss.web.store import negotiations
 from sqlalchemy import event, text
+from support.app import make_app
+from support.postgres import own_database
 
 MIGRATIONS = str(Path(__file__).resolve().parents[2] / "web" / "migrations")
 BEFORE = "5c3e1f7a9b2d"  # the revision before the ranges table

@@ -5,10 +5,10 @@ seat for an address (400, nothing changed); ``/me`` would otherwise open both ha
 from __future__ import annotations
 
 import pytest
-from helpers_organiser import csrf_of
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.service import ServiceError, create_game
 from sqlalchemy import func, select
+from support.organiser import csrf_of
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 

@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 import pytest
-from helpers_app import client_at
-from helpers_organiser import csrf_of
 from imtheboss.web.models import OutboxMail, db
+from support.app import client_at
+from support.organiser import csrf_of
 
 TOKEN = "operator-token-of-the-tests-0123456789"
 LINK = "http://testserver/g/abc/s/the-secret-seat-token-of-a-player"

@@ -4,8 +4,8 @@ every other page."""
 from __future__ import annotations
 
 import pytest
-from helpers_app import client_at
 from imtheboss.web.models import OutboxMail, db
+from support.app import client_at
 
 TOKEN = "operator-token-of-the-tests-0123456789"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers_organiser import csrf_of
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import OutboxMail, db
 from imtheboss.web.service import load_events
+from support.organiser import csrf_of
+from support.reply_game import REPLY_CONFIG, answers, asked
 
 TOKEN = "operator-token-of-the-tests-0123456789"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers_organiser import csrf_of
 from imtheboss.engine.orders import DEFAULT_PACE, pace_orders
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
+from support.organiser import csrf_of
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 ORDERS_FORM = {
@@ -126,7 +126,7 @@ def test_a10_the_api_sets_orders_and_refuses_bad_ones(app):
 def test_a11_games_made_on_the_pages_and_the_api_start_with_the_server_defaults(app):
     """A10, A11: a game made through the API starts every seat with the default pace's orders and
     has the away proxy at 48 hours, unless the creator says otherwise."""
-    from helpers_organiser import confirm, confirm_link
+    from support.organiser import confirm, confirm_link
 
     client = app.test_client()
     body = {
@@ -280,10 +280,10 @@ def test_a10_a_deal_that_orders_play_through_in_one_command_is_told_as_it_went(a
     provider's posted price, the boss's limit accepting it, the close, the last call passed).
     The outbox reads each event in the state it made: the boss hears of the terms and of the
     agreement, though the deal is over when the command ends."""
-    from helpers_deal import PLAYERS as DEAL_PLAYERS
-    from helpers_deal import find_setup
     from imtheboss.web.models import Notification
     from imtheboss.web.service import submit
+    from support.deal import PLAYERS as DEAL_PLAYERS
+    from support.deal import find_setup
 
     s = find_setup()
     with app.app_context():

@@ -11,13 +11,13 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import pytest
-from helpers_deal import PLAYERS
-from helpers_organiser import ADMIN, confirm, confirm_link, csrf_of, mail_text, new_game_form
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
 from imtheboss.web.service import ServiceError, create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
+from support.deal import PLAYERS
+from support.organiser import ADMIN, confirm, confirm_link, csrf_of, mail_text, new_game_form
 
 ORGANISER = "org@example.org"
 API_PLAYERS = [{"name": n, "email": e} for n, e in PLAYERS]

@@ -10,12 +10,12 @@ import html
 import re
 from datetime import timedelta
 
-from helpers_api import signed_in, stored
-from helpers_organiser import open_deadlines
 from imtheboss.web.games import organiser
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import get_game, load_events
 from sqlalchemy import select
+from support.api_client import signed_in, stored
+from support.organiser import open_deadlines
 
 NEW = "bill.new@players.imtheboss.net"
 ZOE = "zoe@players.imtheboss.net"

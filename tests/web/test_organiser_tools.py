@@ -11,14 +11,14 @@ import re
 from datetime import timedelta
 
 import pytest
-from helpers_api import stored, with_csrf
-from helpers_organiser import csrf_of, mail_text, open_deadlines
 from imtheboss.engine.history import message
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
 from imtheboss.web.say import story
 from imtheboss.web.service import ServiceError, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.api_client import stored, with_csrf
+from support.organiser import csrf_of, mail_text, open_deadlines
 
 REASON = "Bill is moving house this week"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from helpers_organiser import csrf_of
 from imtheboss.engine.orders import BRISK, DEFAULT_PACE, RECOMMENDED, pace_orders
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import EventRecord, Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
+from support.organiser import csrf_of
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Cy", "cy@example.org")]
 PREMOVE = {"in_place": {"when": "never"}, "after_roll": {"when": "needs_mine"}}
@@ -183,9 +183,9 @@ def test_a_rematch_keeps_the_tables_pace(app, clock):
     """The rematch of a brisk table starts brisk again (the pace every seat began with)."""
     import random
 
-    from helpers_api import signed_in
-    from helpers_play import play_to_end
     from imtheboss.engine.bots import SensibleBot
+    from support.api_client import signed_in
+    from support.play import play_to_end
 
     with app.app_context():
         old = create_game(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from helpers_pages import act
 from imtheboss.web.say.display import datetime_attr
+from support.page_forms import act
 
 
 def test_datetime_attr_is_utc_to_the_whole_second() -> None:

@@ -13,9 +13,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from helpers_deal import NAMES, PLAYERS
-from helpers_organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
-from helpers_pages import act, commands_on, count, form_for, forms_of, post
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import awaiting, view
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
@@ -24,6 +21,9 @@ from imtheboss.web.say.display import card_text, page_time
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
+from support.deal import NAMES, PLAYERS
+from support.organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form
+from support.page_forms import act, commands_on, count, form_for, forms_of, post
 
 # -- tests -----------------------------------------------------------------------------------
 

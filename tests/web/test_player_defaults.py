@@ -4,13 +4,13 @@ before); a bad form saves nothing."""
 
 from __future__ import annotations
 
-from helpers_home import signed_in_client
-from helpers_organiser import csrf_of
 from imtheboss.engine.orders import RECOMMENDED, Orders
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.people import Player
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select, update
+from support.organiser import csrf_of
+from support.sign_in import signed_in_client
 
 EMAIL = "player@example.org"
 PLAYERS = [("Ann", EMAIL), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from helpers_pages import act
 from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
@@ -20,6 +19,7 @@ from imtheboss.web.replies.choices import command_for
 from imtheboss.web.replies.words import Reading, understand
 from imtheboss.web.say import display, story
 from sqlalchemy import select
+from support.page_forms import act
 
 NAMES = ["Amy", "Bill", "Carla"]
 

@@ -10,11 +10,11 @@ import importlib
 from datetime import timedelta
 
 import pytest
-from helpers_deal import PLAYERS, find_setup
 from imtheboss.web.games import presence
 from imtheboss.web.models import Notification, OutboxMail, Seat, db
 from imtheboss.web.service import create_game, submit
 from sqlalchemy import select, update
+from support.deal import PLAYERS, find_setup
 
 TINY = timedelta(microseconds=1)
 

@@ -4,12 +4,12 @@ a row. The start of the away proxy is mailed at once, whatever the seat's mail s
 
 from __future__ import annotations
 
-from helpers_organiser import mail_text
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker import tasks
 from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
+from support.organiser import mail_text
 
 BACK = "The moment you open the game, you are back and the server stops playing for you."
 

@@ -4,11 +4,11 @@ no event."""
 
 from __future__ import annotations
 
-from helpers_replies import quoted, raw_mail
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.replies.address import reply_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, get_game, load_state, seats_of, submit
+from support.reply_mails import quoted, raw_mail
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]
 

@@ -12,9 +12,6 @@ import re
 
 import pytest
 from flask_babel import force_locale, gettext
-from helpers_app import make_app
-from helpers_hooks import Browser
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import push
@@ -23,6 +20,9 @@ from imtheboss.web.say import decisions, display
 from imtheboss.web.service import create_game, get_game, load_state
 from py_vapid import Vapid
 from sqlalchemy import func, select, update
+from support.app import make_app
+from support.hook_server import Browser
+from support.play import play_to_end
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla")]
 CSRF = re.compile(r'data-csrf="([^"]+)"')

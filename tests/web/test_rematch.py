@@ -9,14 +9,14 @@ import html
 import random
 import re
 
-from helpers_api import signed_in, stored, with_csrf
-from helpers_deal import PLAYERS
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.api_client import signed_in, stored, with_csrf
+from support.deal import PLAYERS
+from support.play import play_to_end
 
 JOIN = re.compile(r"/g/([\w-]+)/join/[\w.-]+")
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_api import signed_in
-from helpers_deal import PLAYERS
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.record import RECORD_FORMAT
 from imtheboss.engine.state import GameState, replay
 from imtheboss.web.say.display import card_text
 from imtheboss.web.service import create_game, get_game, load_events, load_state
+from support.api_client import signed_in
+from support.deal import PLAYERS
+from support.play import play_to_end
 
 CLI = str(Path(sys.executable).with_name("imtheboss"))
 

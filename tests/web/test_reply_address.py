@@ -5,12 +5,12 @@ seat, the seat token's fingerprint and the window, and a changed byte breaks it.
 from __future__ import annotations
 
 import pytest
-from helpers_reply import asked
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import BadReplyAddress, read_address, reply_address
 from imtheboss.web.service import create_game, get_game, resend_invitation
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.reply_game import asked
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 

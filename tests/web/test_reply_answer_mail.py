@@ -10,8 +10,6 @@ import re
 from email.message import EmailMessage
 
 import pytest
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players.links import _verify
 from imtheboss.web.replies.apply import apply_reply
@@ -19,6 +17,8 @@ from imtheboss.web.replies.words import MAX_CHAT
 from imtheboss.web.service import load_events, set_status
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
 
 ZONE = {"en": "America/New_York", "zh_Hans": "Asia/Shanghai", "zh_Hant": "Asia/Taipei"}
 OFFSET = {"en": "UTC-5", "zh_Hans": "UTC+8", "zh_Hant": "UTC+8"}

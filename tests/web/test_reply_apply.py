@@ -10,15 +10,15 @@ from email.parser import BytesParser
 from email.policy import default
 
 import pytest
-from helpers_pages import act
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import CommandRecord, Game, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.say import story
 from imtheboss.web.service import get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
+from support.page_forms import act
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
 
 
 @pytest.fixture

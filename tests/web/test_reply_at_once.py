@@ -8,11 +8,11 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import CommandRecord, db
 from imtheboss.web.replies.apply import apply_reply
 from sqlalchemy import func, select
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ Pure: no app, no database (``imtheboss.web.replies.read``, ``imtheboss.web.repli
 from __future__ import annotations
 
 import pytest
-from helpers_replies import ORIGINAL, gmail_html, multipart_mail, outlook_html, quoted, raw_mail
 from imtheboss.web.replies.read import first_line
 from imtheboss.web.replies.words import WORDS, Reading, understand
+from support.reply_mails import ORIGINAL, gmail_html, multipart_mail, outlook_html, quoted, raw_mail
 
 R = Reading
 UNCLEAR = "unclear"

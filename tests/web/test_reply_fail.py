@@ -5,15 +5,15 @@ deal. ``fail`` is never among the words a mail suggests."""
 from __future__ import annotations
 
 import pytest
-from helpers_deal import PLAYERS, find_setup
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.web.models import Seat, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.deal import PLAYERS, find_setup
+from support.reply_game import REPLY_CONFIG, answers
+from support.reply_mails import quoted, raw_mail
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ is ignored, neither read nor answered, so a looping mailer cannot run up mail.""
 from __future__ import annotations
 
 import pytest
-from helpers_replies import raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.replies.apply import apply_reply
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import raw_mail
 
 
 @pytest.fixture

@@ -7,9 +7,6 @@ answers no window at all: only a chat."""
 from __future__ import annotations
 
 import pytest
-from helpers_deal import PLAYERS, find_setup
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.engine.views import awaiting
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.replies.address import read_address, reply_address
@@ -18,6 +15,9 @@ from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.deal import PLAYERS, find_setup
+from support.reply_game import REPLY_CONFIG, answers
+from support.reply_mails import quoted, raw_mail
 
 
 @pytest.fixture

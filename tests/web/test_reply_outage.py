@@ -11,16 +11,16 @@ import threading
 
 import psycopg
 import pytest
-from helpers_db import admin_conn
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
-from helpers_wait import wait_for
 from imtheboss.web.models import ReplyClaim, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import load_events
 from imtheboss.web.store import outage
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
+from support.postgres import admin_conn
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
+from support.wait import wait_for
 
 WAITING = "SELECT pid FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'"
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from email.message import EmailMessage
 
 import pytest
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers, asked
 from imtheboss.web.models import Game, db
 from imtheboss.web.replies.answer import thread_of
 from imtheboss.web.replies.apply import apply_reply
@@ -18,6 +16,8 @@ from imtheboss.web.replies.read import line_of
 from imtheboss.web.replies.words import understand
 from imtheboss.web.service import load_events
 from imtheboss.worker.mail import compose
+from support.reply_game import REPLY_CONFIG, answers, asked
+from support.reply_mails import quoted, raw_mail
 
 ASKED = "[I'm the Boss!] Friday: Place the marker"
 

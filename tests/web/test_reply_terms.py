@@ -11,9 +11,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from helpers_deal import NAMES, PLAYERS, Setup, find_setup
-from helpers_replies import quoted, raw_mail
-from helpers_reply import REPLY_CONFIG, answers
 from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
@@ -29,6 +26,9 @@ from imtheboss.web.service import create_game, get_game, load_events, load_state
 from imtheboss.worker.mail import compose
 from itsdangerous import Signer
 from sqlalchemy import select
+from support.deal import NAMES, PLAYERS, Setup, find_setup
+from support.reply_game import REPLY_CONFIG, answers
+from support.reply_mails import quoted, raw_mail
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-from helpers_deal import PLAYERS
 from imtheboss.web.models import Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game
 from imtheboss.worker.tasks import requeue_statement
 from sqlalchemy import select, text
+from support.deal import PLAYERS
 
 OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 

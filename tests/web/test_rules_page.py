@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers_organiser import mail_text
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import get_game, load_state
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.organiser import mail_text
 
 RULE_IDS = re.compile(r"^- \*\*([RVA]\d+(?:\.\d+)?)\*\*", re.M)
 

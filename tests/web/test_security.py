@@ -10,12 +10,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask, request
-from helpers_deal import PLAYERS
 from imtheboss.web import create_app
 from imtheboss.web.app.security import CSP
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link, unsubscribe_link
 from imtheboss.web.service import create_game, seats_of
+from support.deal import PLAYERS
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 HTTPS = "https://testserver"

@@ -11,8 +11,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from helpers_api import signed_in
-from helpers_organiser import new_game_form
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.orders import NO_ORDERS, RECOMMENDED
 from imtheboss.engine.record import read_record
@@ -36,6 +34,8 @@ from imtheboss.web.service import (
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import game_export
 from sqlalchemy import func, select
+from support.api_client import signed_in
+from support.organiser import new_game_form
 
 NAMES = ["Ann", "Ben", "Cleo", "Dan", "Eve"]
 PEOPLE = [(n, f"{n.lower()}@example.org") for n in NAMES[:2]]

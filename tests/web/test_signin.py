@@ -8,13 +8,13 @@ from __future__ import annotations
 import importlib
 import re
 
-from helpers_home import ask_link, newest_link, press
-from helpers_organiser import csrf_of
 from imtheboss.web.models import OutboxMail, Seat, db
 from imtheboss.web.players.people import Player, SignInLink
 from imtheboss.web.service import create_game
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select
+from support.organiser import csrf_of
+from support.sign_in import ask_link, newest_link, press
 
 PLAYER = "amy@example.org"
 STRANGER = "nobody@example.org"

@@ -4,7 +4,6 @@ the events, pages and API answer as usual, and the next write stores a current s
 from __future__ import annotations
 
 import pytest
-from helpers_api import Api
 from imtheboss.engine.state import replay, snapshot_is_current
 from imtheboss.web.models import db
 from imtheboss.web.service import (
@@ -15,6 +14,7 @@ from imtheboss.web.service import (
     load_state,
     submit,
 )
+from support.api_client import Api
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 

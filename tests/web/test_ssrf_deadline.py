@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers_hooks import Dripper, new_ca
 from imtheboss.web.outbound import ssrf
+from support.hook_server import Dripper, new_ca
 
 DEADLINE = 1.0  # seconds for the whole post
 BOUND = 30.0  # how long the test waits for the post to end, at most

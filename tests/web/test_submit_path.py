@@ -20,9 +20,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from helpers_api import Api
-from helpers_db import end_connections
-from helpers_wait import wait_for
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.state import replay
@@ -44,6 +41,9 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import event, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
+from support.api_client import Api
+from support.postgres import end_connections
+from support.wait import wait_for
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
 

@@ -10,15 +10,15 @@ import random
 import re
 
 import pytest
-from helpers_api import signed_in
-from helpers_deal import PLAYERS
-from helpers_play import play_to_end
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import Event
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.web.say import story_read, threads
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from imtheboss.web.store import negotiations
+from support.api_client import signed_in
+from support.deal import PLAYERS
+from support.play import play_to_end
 
 GAMES = [simulate(5, 3, bots="mixed"), simulate(4, 5, idle_seats=frozenset({2})), simulate(3, 1)]
 RAW = re.compile(r"\b(investor|family|travel|recruit|boss|stop):|\bw\d+\b|\b[a-z]+_[a-z_]+\b")

@@ -11,17 +11,17 @@ import random
 import re
 
 import pytest
-from helpers_app import make_app
-from helpers_bots import Hoarder
-from helpers_hooks import Receiver, logged_posts, new_ca, posted_kinds
-from helpers_play import play_to_end
-from helpers_wait import free_port
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.outbound import hooks, ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
+from support.app import make_app
+from support.bots import Hoarder
+from support.hook_server import Receiver, logged_posts, new_ca, posted_kinds
+from support.play import play_to_end
+from support.wait import free_port
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
 SEED = "seed-webhooks-c0ffee-QQQ"  # long and unusual: any occurrence in a post is a leak

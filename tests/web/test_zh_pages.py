@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from helpers_pages import act, commands_on
+from support.page_forms import act, commands_on
 
 CJK = "[\u3400-\u9fff（）]"
 ASCII_NEXT_TO_CJK = re.compile(rf"{CJK} ?[,;:(]|[,;:)] ?{CJK}")

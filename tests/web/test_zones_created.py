@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 
-from helpers_deal import PLAYERS
-from helpers_home import signed_in_client
-from helpers_organiser import mail_text, new_game_form
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
 from imtheboss.web.service import get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
+from support.deal import PLAYERS
+from support.organiser import mail_text, new_game_form
+from support.sign_in import signed_in_client
 
 ORGANISER = "org@example.org"
 TITLE = "Friday deals"

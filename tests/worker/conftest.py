@@ -37,15 +37,15 @@ from typing import Any
 
 import pytest
 import trustme
-from helpers_db import own_database
-from helpers_hooks import new_ca
-from helpers_redis import own_redis_db
-from helpers_wait import free_port, wait_for
-from helpers_worker import WORKER_DB_NAME, Mailbox
 from imtheboss.web import create_app
 from imtheboss.web.models import db
 from py_vapid import Vapid
 from sqlalchemy import text
+from support.hook_server import new_ca
+from support.postgres import own_database
+from support.redis_db import own_redis_db
+from support.wait import free_port, wait_for
+from support.worker import WORKER_DB_NAME, Mailbox
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = "mail_outbox, notifications, deadlines, events, commands, seats, games"
@@ -84,7 +84,7 @@ def pg_url(worker_id: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def redis_url(worker_id: str) -> Iterator[str]:
     """The tests' own Redis database number (13, 12... by xdist worker), flushed before and
-    after the session (``helpers_redis.own_redis_db``)."""
+    after the session (``support.redis_db.own_redis_db``)."""
     index = int(worker_id[2:]) if worker_id.startswith("gw") else 0
     with own_redis_db(13 - index) as url:
         yield url
@@ -446,7 +446,7 @@ def local_app(app: Any, pg_url: str, clock: Any) -> Iterator[Any]:
 def ahead(local_app: Any, clock: Any, worker: Any) -> tuple[Any, Any]:
     """``(app, clock)``: an app on the same database (``TASKS`` off) whose clock the test sets;
     it starts an hour and a minute ahead, past the first deadline of a ``SLOW`` game
-    (``helpers_worker.slow_games``). Worker code run here queues mail to the running worker's
+    (``support.worker.slow_games``). Worker code run here queues mail to the running worker's
     broker."""
     importlib.import_module("imtheboss.worker.celery_app")  # the current Celery app
     application = local_app()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 from datetime import UTC, datetime, timedelta
 
-from helpers_worker import SLOW, players
 from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
@@ -17,6 +16,7 @@ from imtheboss.engine.state import replay
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import create_game
 from sqlalchemy import select
+from support.worker import SLOW, players
 
 
 def _bot_events(game_id: str) -> list[str]:

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 import redis
-from helpers_wait import free_port, wait_for
-from helpers_worker import players
 from imtheboss.web.app import queue
 from imtheboss.web.service import create_game
+from support.wait import free_port, wait_for
+from support.worker import players
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 HELD = 50  # unacknowledged messages the mail worker holds when Redis dies

@@ -13,16 +13,16 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from helpers_worker import (
+from imtheboss.web.app import queue
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
+from imtheboss.web.service import create_game, set_status
+from sqlalchemy import select, text
+from support.worker import (
     flush_redis,
     players,
     timed_out_windows,
     wait_for,
 )
-from imtheboss.web.app import queue
-from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
-from imtheboss.web.service import create_game, set_status
-from sqlalchemy import select, text
 
 FAST = {"windows": {"turn": 3, "stop": 3, "last_call": 3, "negotiation": 4}}
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}

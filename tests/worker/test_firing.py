@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
-from helpers_worker import slow_games, timed_out_windows
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.service import now_utc, submit
 from sqlalchemy import func, select, update
+from support.worker import slow_games, timed_out_windows
 
 STALE = 30  # DEADLINE_STALE_SECONDS of the apps here (the default)
 

@@ -5,7 +5,7 @@ refuses holds up no other game, and a timeout fired before (a doubled or stale c
 whose key another transaction wrote while the batch waited for the game's lock) appends
 nothing.
 
-The games have hour-long windows (``helpers_worker.SLOW``), so the running worker (on the real
+The games have hour-long windows (``support.worker.SLOW``), so the running worker (on the real
 clock) leaves them alone; the test's clock is set past their first deadline.
 """
 
@@ -16,8 +16,6 @@ import threading
 from typing import Any
 
 import psycopg
-from helpers_wait import wait_for
-from helpers_worker import slow_games, timed_out_windows
 from imtheboss.engine.game import Command, decide_state
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import (
@@ -31,6 +29,8 @@ from imtheboss.web.models import (
 from imtheboss.web.service import get_game, load_state, now_utc
 from imtheboss.web.store.rows import STATES
 from sqlalchemy import event, select, update
+from support.wait import wait_for
+from support.worker import slow_games, timed_out_windows
 
 
 def written(game_id: str) -> dict[str, Any]:

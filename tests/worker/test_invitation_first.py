@@ -7,12 +7,12 @@ server and the tests' PostgreSQL database."""
 
 from __future__ import annotations
 
-from helpers_wait import free_port
-from helpers_worker import Mailbox, deliver_here, invitation, players, wait_for
 from imtheboss.web.app import queue
 from imtheboss.web.models import Notification, db
 from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
+from support.wait import free_port
+from support.worker import Mailbox, deliver_here, invitation, players, wait_for
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 

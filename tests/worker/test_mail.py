@@ -19,7 +19,14 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from helpers_worker import (
+from imtheboss.engine.views import legal_commands
+from imtheboss.web.app import queue
+from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
+from imtheboss.web.replies.choices import has_stop_card
+from imtheboss.web.say import story
+from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
+from sqlalchemy import func, select, update
+from support.worker import (
     act,
     card_plays,
     find_opening,
@@ -32,13 +39,6 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
-from imtheboss.engine.views import legal_commands
-from imtheboss.web.app import queue
-from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import story
-from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
-from sqlalchemy import func, select, update
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 LINK = re.compile(r"http://testserver/[^\s\"'<>]+")

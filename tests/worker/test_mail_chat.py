@@ -3,12 +3,12 @@ since the last mail sent to its reader, never its reader's own, in both parts.""
 
 from __future__ import annotations
 
-from helpers_worker import act, find_opening, legal, open_deal_on, players, rows_of
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
+from support.worker import act, find_opening, legal, open_deal_on, players, rows_of
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 

@@ -5,7 +5,8 @@ what did not go out, and why, on the admin page.
 
 from __future__ import annotations
 
-from helpers_worker import (
+from imtheboss.web.service import create_game
+from support.worker import (
     act,
     admin_page,
     deliver_here,
@@ -19,7 +20,6 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
-from imtheboss.web.service import create_game
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 

@@ -16,8 +16,15 @@ from collections import Counter
 from email.message import EmailMessage
 
 from celery import Celery
-from helpers_db import admin_conn
-from helpers_worker import (
+from imtheboss.web.app import queue
+from imtheboss.web.models import Notification, db
+from imtheboss.web.say import story
+from imtheboss.web.service import create_game, get_game, load_state, seats_of
+from imtheboss.worker.mail import as_true_now
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from support.postgres import admin_conn
+from support.worker import (
     WORKER_DB_NAME,
     act,
     admin_page,
@@ -29,13 +36,6 @@ from helpers_worker import (
     uninvolved,
     wait_for,
 )
-from imtheboss.web.app import queue
-from imtheboss.web.models import Notification, db
-from imtheboss.web.say import story
-from imtheboss.web.service import create_game, get_game, load_state, seats_of
-from imtheboss.worker.mail import as_true_now
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 DB_ERRORS = (

@@ -11,9 +11,9 @@ from email import policy
 from email.parser import BytesParser
 
 import pytest
-from helpers_preview import run_preview
 from imtheboss.web.mail.notify import ABOUT
 from imtheboss.worker.mail_preview import KINDS, LANGUAGES
+from support.mail_preview import run_preview
 
 
 def test_one_eml_per_kind_as_the_worker_composes_it(tmp_path) -> None:

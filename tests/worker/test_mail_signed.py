@@ -19,11 +19,11 @@ import dkim
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from helpers_wait import free_port
-from helpers_worker import Mailbox, deliver_here, invitation, players
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game
 from sqlalchemy import update
+from support.wait import free_port
+from support.worker import Mailbox, deliver_here, invitation, players
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 DOMAIN = "boss.example.org"

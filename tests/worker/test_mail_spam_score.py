@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers_preview import run_preview
 from imtheboss.worker.mail_preview import KINDS, LANGUAGES
+from support.mail_preview import run_preview
 
 MAX_SCORE = 1.0
 STATUS = re.compile(r"score=(-?[\d.]+) .*tests=(\S*)", re.S)

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 import trustme
-from helpers_wait import free_port, wait_for
-from helpers_worker import Mailbox, SilentServer, deliver_here, invitation, players
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game
 from sqlalchemy import update
+from support.wait import free_port, wait_for
+from support.worker import Mailbox, SilentServer, deliver_here, invitation, players
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 

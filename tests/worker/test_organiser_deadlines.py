@@ -9,11 +9,11 @@ import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from helpers_worker import players, timed_out_windows
 from imtheboss.web.games.organiser import extend
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.service import create_game, get_game, load_state, now_utc
 from sqlalchemy import select
+from support.worker import players, timed_out_windows
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 

@@ -4,11 +4,11 @@ address when the organiser changes it."""
 
 from __future__ import annotations
 
-from helpers_organiser import confirm, confirm_link, mail_text
-from helpers_worker import players, wait_for
 from imtheboss.web.models import Notification, db
 from imtheboss.web.service import create_game, set_seat_email
 from sqlalchemy import select
+from support.organiser import confirm, confirm_link, mail_text
+from support.worker import players, wait_for
 
 ORGANISER = "organiser@example.net"
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}

@@ -1,6 +1,6 @@
 """Webhooks and push through the real worker (``-Q mail``), to HTTPS endpoints of the tests' own
-(``helpers_hooks.Receiver``: a certificate for ``localhost`` from a CA of the test's own, which
-the worker trusts through ``WEBHOOK_CA_FILE``; loopback allowed for the tests only).
+(``support.hook_server.Receiver``: a certificate for ``localhost`` from a CA of the test's own,
+which the worker trusts through ``WEBHOOK_CA_FILE``; loopback allowed for the tests only).
 
 - a whole game's webhook posts: one per event (a refused delivery is tried again), each signed,
   in the webhook's language, with the game's link, and nothing a spectator may not see (each
@@ -27,10 +27,6 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 from flask_babel import force_locale
-from helpers_bots import Hoarder
-from helpers_hooks import Browser, Dripper, Receiver, logged_posts, posted_kinds
-from helpers_play import play_to_end
-from helpers_wait import wait_for
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.web.models import Seat, db
 from imtheboss.web.outbound import hooks, push
@@ -44,6 +40,10 @@ from imtheboss.web.service import (
     set_status,
 )
 from sqlalchemy import delete, select
+from support.bots import Hoarder
+from support.hook_server import Browser, Dripper, Receiver, logged_posts, posted_kinds
+from support.play import play_to_end
+from support.wait import wait_for
 
 PLAYERS = [(n, f"{n.lower()}@example.org") for n in ("Amy", "Bill", "Carla", "Dan")]
 SEED = "seed-posted-c0ffee-ZZZ"  # long and unusual: any occurrence in a post is a leak

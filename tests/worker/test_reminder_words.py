@@ -9,7 +9,6 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from flask_babel import force_locale
-from helpers_worker import act, card_plays, find_opening, open_deal_on, players, rows_of
 from imtheboss.engine.state import GameState
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.choices import has_stop_card
@@ -17,6 +16,7 @@ from imtheboss.web.say import story
 from imtheboss.web.service import create_game, get_game, load_state
 from imtheboss.worker.reminders import write_reminders
 from sqlalchemy import select
+from support.worker import act, card_plays, find_opening, open_deal_on, players, rows_of
 
 WINDOWS = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 SILENCE = {"en": "you let it happen", "zh_Hans": "视为让它生效", "zh_Hant": "視為讓它生效"}

@@ -2,7 +2,7 @@
 mail goes out again.
 
 The session's database stops taking connections and its open ones are ended
-(``helpers_db.refuse_connections``: what the workers see of a PostgreSQL restart, without
+(``support.postgres.refuse_connections``: what the workers see of a PostgreSQL restart, without
 stopping the shared server) until the workers have failed on it; then it takes connections
 again and a new game's invitations must arrive.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers_db import allow_connections, refuse_connections
-from helpers_worker import players, wait_for
 from imtheboss.web.service import create_game
 from sqlalchemy.engine import make_url
+from support.postgres import allow_connections, refuse_connections
+from support.worker import players, wait_for
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 DOWN = (

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 
 import redis
-from helpers_worker import players, wait_for
 from imtheboss.web.app.metrics import SWEEP_KEY
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.web.service import create_game
 from sqlalchemy import delete
+from support.worker import players, wait_for
 
 SLOW = {"windows": {"turn": 3600, "stop": 3600, "last_call": 3600, "negotiation": 7200}}
 LINE = re.compile(

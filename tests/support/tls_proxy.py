@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trustme
-from helpers_e2e import Process, free_port, wait_for
+
+from support.e2e import Process, free_port, wait_for
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from helpers_wait import wait_for
+
+from support.wait import wait_for
 
 SERVER = os.environ.get("IMTHEBOSS_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1")
 

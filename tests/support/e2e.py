@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_wait import SmtpServer, free_port, wait_for  # noqa: F401  (re-exported)
+
+from support.wait import SmtpServer, free_port, wait_for  # noqa: F401  (re-exported)
 
 # -- processes -------------------------------------------------------------------------------
 

@@ -29,10 +29,6 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import psycopg
 import pytest
 import requests
-from helpers_db import own_database
-from helpers_e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
-from helpers_organiser import confirm, confirm_link
-from helpers_redis import own_redis_db
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, replay
 from imtheboss.engine.views import awaiting, legal_commands
@@ -40,6 +36,11 @@ from imtheboss.web import create_app
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.service import get_game, load_events, load_state
 from sqlalchemy import func, select
+
+from support.e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for
+from support.organiser import confirm, confirm_link
+from support.postgres import own_database
+from support.redis_db import own_redis_db
 
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_TIMEOUT = 20

@@ -19,7 +19,6 @@ from email.message import EmailMessage
 from typing import Any, NamedTuple
 
 import redis
-from helpers_wait import SmtpServer, wait_for  # noqa: F401  (re-exported)
 from imtheboss.engine.board import default_board
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.options import Options
@@ -29,6 +28,8 @@ from imtheboss.engine.views import legal_commands
 from imtheboss.web.models import EventRecord, Notification, db
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
+
+from support.wait import SmtpServer, wait_for  # noqa: F401  (re-exported)
 
 WORKER_DB_NAME = "imtheboss-test-worker"  # the worker's PostgreSQL connections' application_name
 

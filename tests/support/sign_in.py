@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers_organiser import csrf_of
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.players.signin import sign_in_link
 from sqlalchemy import select, update
+
+from support.organiser import csrf_of
 
 
 def ask_link(client: Any, email: str) -> Any:

@@ -2,7 +2,7 @@
 deadline of its own (``/me``'s order): the web tests of ``/me`` and the end-to-end test of
 signing in by email share them.
 
-- ``stop``: the known deal of tests/helpers_deal.py up to the travel card: the address's seat
+- ``stop``: the known deal of tests/support/deal.py up to the travel card: the address's seat
   (the provider) is asked to stop it or let it happen, in a stop window of ``STOP`` seconds;
 - ``soon`` and ``late``: new games whose first player is the address's seat, asked to place the
   marker in a turn window of ``SOON`` and ``LATE`` seconds.
@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from helpers_deal import PLAYERS, find_setup
 from imtheboss.web.models import Seat, db
 from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import update
+
+from support.deal import PLAYERS, find_setup
 
 STOP, SOON, LATE = 1800, 3600, 7200  # seconds
 

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from helpers_db import admin_conn
-from helpers_wait import wait_for
+
+from support.postgres import admin_conn
+from support.wait import wait_for
 
 REDIS_SERVER = os.environ.get("IMTHEBOSS_TEST_REDIS", "redis://127.0.0.1:6379")
 

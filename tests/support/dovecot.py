@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers_wait import free_port, wait_for
+
+from support.wait import free_port, wait_for
 
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
 USER, PASSWORD = "play", "imap-password-of-the-tests"
