@@ -53,7 +53,9 @@ def connect(app: Flask) -> imaplib.IMAP4:
 def poll_once(app: Flask, imap: imaplib.IMAP4) -> int:
     """Apply the unseen mail of the selected folder and mark each seen. Stops at a mail the
     database failed on (``outage.transient``), left unseen with the rest for the next round.
-    Returns how many were marked seen."""
+    Returns how many were marked seen. A mail that arrives during the round is told by an
+    untagged ``EXISTS`` imaplib keeps (``wait`` reads it): the ones before the round are dropped."""
+    imap.untagged_responses.pop("EXISTS", None)
     status, data = imap.uid("SEARCH", None, "UNSEEN")
     if status != "OK":
         return 0
@@ -85,7 +87,11 @@ def _applied(app: Flask, raw: bytes) -> bool:
 
 def wait(imap: imaplib.IMAP4, seconds: float, stop: threading.Event) -> None:
     """Wait for new mail: IMAP IDLE for at most ``seconds`` when the server has it (returns at
-    the first ``EXISTS``), else sleep ``seconds`` (or until ``stop``)."""
+    the first ``EXISTS``), else sleep ``seconds`` (or until ``stop``). Returns at once when an
+    ``EXISTS`` came with the round's own answers (a mail that arrived during its search or
+    fetches: the server does not tell it again in IDLE)."""
+    if imap.untagged_responses.pop("EXISTS", None):
+        return
     if "IDLE" not in imap.capabilities:
         stop.wait(seconds)
         return

@@ -124,6 +124,36 @@ def test_mail_that_came_between_the_search_and_idle_ends_the_wait(imap_app, dove
         imap.logout()
 
 
+def test_mail_told_during_the_round_ends_the_wait(imap_app, dovecot) -> None:
+    """A reply that arrives while a round talks to the server is told by an untagged
+    ``EXISTS`` among that round's answers (here a ``NOOP``'s), which the server does not repeat
+    in IDLE: the wait ends at once for it, not after IMAP_POLL_SECONDS."""
+    app = imap_app
+    a = asked(app)
+    imap = connect(app)
+    stop, watchdog_fired = threading.Event(), threading.Event()
+
+    def watchdog() -> None:  # ends a wait that missed the mail (long before the 30 s poll)
+        if not stop.wait(20):
+            watchdog_fired.set()
+            stop.set()
+
+    try:
+        assert poll_once(app, imap) == 0
+        dovecot.append(raw_mail("place 4", to=a.address, sender=a.email))
+        imap.noop()  # the server tells the new mail in this command's answer
+        assert "EXISTS" in imap.untagged_responses
+        guard = threading.Thread(target=watchdog, daemon=True)
+        guard.start()
+        wait(imap, float(app.config["IMAP_POLL_SECONDS"]), stop)
+        assert not watchdog_fired.is_set(), "the wait missed the mail told during the round"
+        stop.set()
+        assert poll_once(app, imap) == 1
+    finally:
+        stop.set()
+        imap.logout()
+
+
 def test_a_reply_read_during_a_database_outage_stays_unseen_until_after_it(
     imap_app, dovecot, pg_url
 ) -> None:
