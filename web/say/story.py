@@ -21,6 +21,7 @@ from flask_babel import Babel, force_locale, get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
+from imtheboss.engine.prices import proceeds
 from imtheboss.web.say import display
 
 TEXTS: dict[str, Any] = {
@@ -444,7 +445,7 @@ def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
             " shares at %(value)s M).",
             space=display.space_number(space),
             needs=needs_words(facts["needs"]),
-            proceeds=shares * value,
+            proceeds=proceeds(shares, value),
             shares=shares,
             value=value,
         )
