@@ -16,7 +16,7 @@ from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from imtheboss.engine import languages
-from imtheboss.web.app import logs
+from imtheboss.web.app import logs as app_logs  # (web.logs is the old name of a gunicorn class)
 from imtheboss.web.app.limits import init_limits
 from imtheboss.web.app.queue import init_queue
 from imtheboss.web.app.security import csrf_refusal, init_security
@@ -109,7 +109,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings.flask_config(database="SQLALCHEMY_DATABASE_URI" not in overrides))
     app.config.update(overrides)
     _check_settings(app, settings)
-    logs.init_app(app)
+    app_logs.init_app(app)
     init_security(app)  # headers, Secure cookie, TRUSTED_PROXIES
     db.init_app(app)
     app.after_request(_end_transaction)  # registered first, so it runs last

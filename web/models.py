@@ -101,7 +101,7 @@ class Seat(db.Model):
     present_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
-# the seats of an address whatever the case of its local part (``players.key``, ``/me``)
+# the seats of an address whatever the case of its local part (``addresses.key``, ``/me``)
 Index("ix_seats_email_lower", func.lower(Seat.email))
 
 

@@ -62,6 +62,7 @@ from imtheboss.web.models import (
     Seat,
     db,
 )
+from imtheboss.web.players.addresses import key
 from imtheboss.web.say.display import valid_timezone
 from imtheboss.web.store.negotiations import record as record_negotiations
 from imtheboss.web.store.rows import (
@@ -1212,9 +1213,7 @@ def already_plays() -> str:
 
 
 def _twice(emails: list[str]) -> bool:
-    """Whether one player (``players.key``: any case) has two of ``emails``."""
-    from imtheboss.web.players.people import key  # (players imports this module)
-
+    """Whether one player (``addresses.key``: any case) has two of ``emails``."""
     keys = [key(email) for email in emails]
     return len(set(keys)) != len(keys)
 
@@ -1222,8 +1221,6 @@ def _twice(emails: list[str]) -> bool:
 def plays_here(email: str, others: list[str]) -> bool:
     """Whether ``email``'s player (any case) is one of the addresses ``others`` (the game's
     other seats)."""
-    from imtheboss.web.players.people import key  # (players imports this module)
-
     return key(email) in {key(other) for other in others}
 
 

@@ -17,7 +17,7 @@ from celery import shared_task
 from flask import current_app, g
 from flask_babel import gettext as _
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.players import people as players
+from imtheboss.web.players.addresses import of_address
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.players.signin import sign_in_link
 from imtheboss.worker.mail import LOCALES, add_parts, new_message
@@ -33,7 +33,7 @@ def has_seat(email: str) -> bool:
         db.session.execute(
             select(Seat.id)
             .join(Game, Game.id == Seat.game_id)
-            .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
+            .where(of_address(Seat.email, email), Game.status != "unconfirmed")
             .limit(1)
         ).first()
         is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request, session
 from imtheboss.web.models import Game, Seat, db
+from imtheboss.web.players.addresses import key, of_address
 from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
 from werkzeug.wrappers import Response
@@ -54,7 +55,7 @@ def holder_other_than(game_id: str, seat: Seat) -> str | None:
         ).scalar_one_or_none()
         return name
     player = players.signed_in()
-    if held is None and player is not None and players.key(seat.email) != player:
+    if held is None and player is not None and key(seat.email) != player:
         return player
     return None
 
@@ -109,7 +110,7 @@ def current_seat(game_id: str) -> int | None:
 def _still_signed_in(player: object, email: str) -> bool:
     from imtheboss.web.players import people as players  # cycle: people imports auth
 
-    return players.signed_in() == player and players.key(email) == player
+    return players.signed_in() == player and key(email) == player
 
 
 def seat_of_address(game_id: str) -> int | None:
@@ -127,7 +128,7 @@ def seat_of_address(game_id: str) -> int | None:
         .join(Game, Game.id == Seat.game_id)
         .where(
             Seat.game_id == game_id,
-            players.of_address(Seat.email, email),
+            of_address(Seat.email, email),
             Game.status != "unconfirmed",
         )
         .order_by(Seat.seat_index)

@@ -36,6 +36,7 @@ from flask_babel import gettext as _
 from imtheboss.engine.views import view
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import people as players
+from imtheboss.web.players.addresses import of_address
 from imtheboss.web.players.auth import remember_seat
 from imtheboss.web.say import decisions, display
 from imtheboss.web.service import ServiceError, load_state, now_utc
@@ -123,7 +124,7 @@ def entries(email: str) -> list[Entry]:
     rows = db.session.execute(
         select(Game, Seat)
         .join(Seat, Seat.game_id == Game.id)
-        .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
+        .where(of_address(Seat.email, email), Game.status != "unconfirmed")
     ).all()
     return sorted((entry_of(game, seat) for game, seat in rows), key=_key)
 
@@ -175,7 +176,7 @@ def open_seat(gid: str, index: int) -> Response:
         .where(
             Seat.game_id == gid,
             Seat.seat_index == index,
-            players.of_address(Seat.email, email),
+            of_address(Seat.email, email),
             Game.status != "unconfirmed",
         )
     ).scalar_one_or_none()

@@ -30,9 +30,10 @@ from flask import current_app, g, request, session
 from imtheboss.engine import languages
 from imtheboss.engine.orders import Orders, OrdersError
 from imtheboss.web.models import Seat, UTCDateTime, db
+from imtheboss.web.players.addresses import key
 from imtheboss.web.players.auth import current_seat, renew_csrf
 from imtheboss.web.service import ServiceError, get_game, hash_token, load_state, now_utc, submit
-from sqlalchemy import JSON, ColumnElement, Index, Integer, String, func, select, update
+from sqlalchemy import JSON, Index, Integer, String, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -71,18 +72,6 @@ class SignInLink(db.Model):
     mail_state: Mapped[str] = mapped_column(String(12), default="pending", server_default="pending")
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     used_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
-
-
-def key(email: str) -> str:
-    """The player an address is: ``email`` (as ``service.normal_email`` gives it) in lower
-    case, so ``Amy@example.org`` and ``amy@example.org`` are one player."""
-    return email.lower()
-
-
-def of_address(column: Any, email: str) -> ColumnElement[bool]:
-    """The SQL test that the address in ``column`` (``Seat.email``...) is ``email``'s player,
-    whatever the case of the local part (through ``ix_seats_email_lower`` for seats)."""
-    return func.lower(column) == key(email)
 
 
 def _fingerprint(email: str, generation: int) -> str:

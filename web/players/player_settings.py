@@ -24,6 +24,7 @@ from flask_wtf import FlaskForm
 from imtheboss.engine.orders import RECOMMENDED
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import people as players
+from imtheboss.web.players.addresses import of_address
 from imtheboss.web.players.me import signed_in_address
 from imtheboss.web.say.forms import (
     LANGUAGE_CHOICES,
@@ -65,7 +66,7 @@ def _seats_of(email: str) -> list[tuple[Game, Seat]]:
         db.session.execute(
             select(Game, Seat)
             .join(Seat, Seat.game_id == Game.id)
-            .where(players.of_address(Seat.email, email), Game.status != "unconfirmed")
+            .where(of_address(Seat.email, email), Game.status != "unconfirmed")
             .order_by(Game.created_at)
         ).all()
     )

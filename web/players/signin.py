@@ -8,7 +8,7 @@ Routes (blueprint ``signin``):
   answers the same page: whether the address has games is decided by the worker, which mails
   only an address with a seat. The web does the same work either way, so neither the answer
   nor its time says it. Limits (``imtheboss.web.app.limits``), the address counted as its player
-  (``players.key``: ``EVE@…`` and ``eve@…`` are one): ``RATELIMIT_SIGN_IN`` per client address,
+  (``addresses.key``: ``EVE@…`` and ``eve@…`` are one): ``RATELIMIT_SIGN_IN`` per client address,
   ``RATELIMIT_SIGN_IN_ADDRESS`` per address and client address (a stranger's asks spend only
   their own), and ``RATELIMIT_SIGN_IN_MAILBOX`` per address from every client (a flood of one
   mailbox from many clients), which a browser that has signed in as the address before (the
@@ -55,6 +55,7 @@ from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.app.queue import send
 from imtheboss.web.models import db
 from imtheboss.web.players import people as players
+from imtheboss.web.players.addresses import key
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.service import ServiceError, normal_email, now_utc
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -151,7 +152,7 @@ def sign_in_form() -> str | tuple[str, int]:
         email = normal_email(form.email.data or "")
     except ValueError as exc:
         return render_template("signin.html", form=form, sent=False, problem=str(exc)), 400
-    with spending("sign_in", client_address()), _address_spending(players.key(email)):
+    with spending("sign_in", client_address()), _address_spending(key(email)):
         row = SignInLink(
             id=secrets.token_urlsafe(18),
             email=email,
@@ -240,7 +241,7 @@ def confirm() -> str | Response | tuple[str, int]:
     email = row.email
     db.session.commit()
     players.sign_in(email)
-    _proved(players.key(email))
+    _proved(key(email))
     return redirect(url_for("me.my_games"), 303)
 
 

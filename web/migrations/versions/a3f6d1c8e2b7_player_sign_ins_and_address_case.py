@@ -6,7 +6,7 @@ Create Date: 2026-12-01 19:30:00.000000
 
 ``players.sign_ins``: the address's sign-in generation. A session remembers the generation it
 was signed in with and holds only while the row still has it; signing out counts it up, so a
-copied cookie stops working too. ``players.email`` is kept in lower case (``players.key``:
+copied cookie stops working too. ``players.email`` is kept in lower case (``addresses.key``:
 ``Amy@…`` and ``amy@…`` are one player); rows written before are lowered where that makes no
 clash. ``ix_seats_email_lower``: the seats of an address whatever the case of its local part.
 """
