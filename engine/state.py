@@ -723,6 +723,9 @@ _HANDLERS = {
     "night_set": _night_set,
 }
 
+EVENT_TYPES = frozenset(_HANDLERS)
+"""Every type of event the log may hold (each folds by its handler above)."""
+
 
 def card_name(card_id: int) -> str:
     return CARD_NAMES[card_id]

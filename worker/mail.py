@@ -25,7 +25,7 @@ from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, view
-from imtheboss.web.mail.notify import ABOUT
+from imtheboss.web.mail import kinds
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.pages.orders import pace_sentence
 from imtheboss.web.players import people as players
@@ -95,7 +95,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         due = datetime.fromisoformat(first.body["until"])
         until = local_time(due, seat.timezone)
     if len(rows) == 1:
-        what = str(ABOUT.get(first.kind, first.kind))
+        what = kinds.subject(first.kind)
     else:
         what = ngettext("%(num)d thing happened", "%(num)d things happened", len(rows))
     thread = thread_of(game.id, rows)

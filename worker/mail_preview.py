@@ -36,7 +36,8 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
 from imtheboss.web.games.organiser import replace_player
-from imtheboss.web.mail.notify import ABOUT
+from imtheboss.web.mail.kinds import ADDRESSED
+from imtheboss.web.mail.kinds import KINDS as MAIL_KINDS
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.replies.answer import answer, thread_of
@@ -66,7 +67,7 @@ START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 MAX_COMMANDS = 5000
 ORGANISER = "organiser@example.org"
 # Every kind written: the seats' kinds, the mails to an address, a batch of news.
-KINDS = frozenset(ABOUT) | {"organiser", "email_changed", "seat_passed", "sign_in", "news"}
+KINDS = frozenset(MAIL_KINDS) | set(ADDRESSED) | {"news"}
 SILENT = 3  # the seat that never answers: the server plays for it (A6)
 HOARDER = 2  # the seat that rolls and draws whenever it may: it ends over the hand limit (R6.6)
 ORGANISER_ACTS_AT = 40  # the command after which the organiser changes an address, passes a seat

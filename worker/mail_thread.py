@@ -17,13 +17,13 @@ from babel.dates import format_datetime
 from flask import current_app
 from flask_babel import get_locale
 from flask_babel import gettext as _
+from imtheboss.web.mail.kinds import is_game_matter
 from imtheboss.web.models import Game, NegotiationRecord, Notification, db
 from imtheboss.web.say.display import page_time, space_number, utc_offset, zone
 from imtheboss.web.service import DEFAULT_TITLE
 from sqlalchemy import or_, select
 
 # Kinds that are never a negotiation's matter, even when written with the event that ended one.
-GAME_KINDS = frozenset({"invited", "your_turn", "place_marker", "discard", "game_over"})
 TITLE_CHARS = 24  # of a game's title in a subject: the rest says what and by when
 WEEK = timedelta(days=6)  # a deadline closer than this is told by its weekday in a subject
 
@@ -39,9 +39,10 @@ class Thread:
 
 def thread_of(game_id: str, rows: list[Notification]) -> Thread:
     """The thread of a mail about ``rows``: the negotiation that spans its newest row's event
-    (``seq``), unless that row's kind is a game matter (``GAME_KINDS``), else the game's."""
+    (``seq``), unless that row's kind is a game matter (``kinds.is_game_matter``), else the
+    game's."""
     newest = max(rows, key=lambda row: row.seq)
-    if newest.kind in GAME_KINDS:
+    if is_game_matter(newest.kind):
         return Thread()
     found = db.session.execute(
         select(NegotiationRecord.number, NegotiationRecord.space).where(

@@ -40,7 +40,7 @@ from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.app.metrics import mark_sweep
 from imtheboss.web.games import presence
-from imtheboss.web.mail.notify import ANSWER_KINDS, BATCHED_ANSWERS
+from imtheboss.web.mail.kinds import BATCHED_ANSWERS, ESSENTIAL, IN_WINDOW
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
@@ -66,7 +66,7 @@ ASK_MAX_WAIT = timedelta(seconds=15)
 REMIND_BATCH = 50  # deadlines per ``remind`` task
 REMIND_MAX = 5000  # reminders one sweep hands over (the rest wait for the next)
 # Rows that ask their seat for an answer in a window (their body names it).
-ANSWERS = frozenset({*ANSWER_KINDS.values(), "reminder"})
+ANSWERS = IN_WINDOW
 QUIET_REFUSALS = ("not_due", "game_over", "paused")  # a timeout with nothing to do
 # A dropped database connection: Celery runs the task again after 1, 2, 4 ... s (jittered).
 RETRY_DB = {
@@ -302,7 +302,7 @@ def _wants(seat: Seat, row: Notification) -> bool:
     only)."""
     if seat.notify == "off":
         return False
-    if row.kind in ("invited", "game_over") or row.urgent or row.kind in BATCHED_ANSWERS:
+    if row.kind in ESSENTIAL or row.urgent or row.kind in BATCHED_ANSWERS:
         return True
     return seat.notify in ("every", "digest")
 

@@ -13,6 +13,7 @@ import re
 import pytest
 from flask_babel import force_locale, gettext
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import push
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
@@ -163,7 +164,7 @@ class Enough(Exception):
 
 def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> None:
     """The rows written with the events for phones: one per question a subscribed seat is
-    asked (the mail's rows of ``push.ASKS``) and phone, with that row's own body; none for a
+    asked (the mail's rows of ``ASKING``) and phone, with that row's own body; none for a
     seat without a phone."""
     with app.app_context():
         created = create_game("Phones", PLAYERS, {"proxy_hours": 48})
@@ -188,7 +189,7 @@ def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> No
             db.session.execute(select(PushSubscription.seat_index, PushSubscription.id)).all()
         )
         notes = db.session.execute(
-            select(Notification).where(Notification.kind.in_(sorted(push.ASKS)))
+            select(Notification).where(Notification.kind.in_(sorted(ASKING)))
         ).scalars()
         expected = {
             f"p:{subs[n.seat_index]}:{n.dedupe_key}": (n.kind, n.seat_index, n.body)

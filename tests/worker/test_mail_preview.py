@@ -11,7 +11,7 @@ from email import policy
 from email.parser import BytesParser
 
 import pytest
-from imtheboss.web.mail.notify import ABOUT
+from imtheboss.web.mail.kinds import KINDS as MAIL_KINDS
 from imtheboss.worker.mail_preview import KINDS, LANGUAGES
 from support.mail_preview import run_preview
 
@@ -74,7 +74,7 @@ def test_every_kind_in_every_language_with_its_headers(tmp_path, lang: str) -> N
         for path in (tmp_path / "mail").glob("*.eml")
     }
     assert set(mails) == KINDS
-    assert set(ABOUT) < set(mails)
+    assert set(MAIL_KINDS) < set(mails)
     for kind, mail in mails.items():
         want = "auto-replied" if kind == "reply_answer" else "auto-generated"
         assert mail["Auto-Submitted"] == want, kind

@@ -5,17 +5,11 @@ A turn's row, a deal opened's and new terms' carry what deciding needs: the spac
 there needs and pays, the letters the reader could bring and the negotiation's end
 (``space_facts``); a card's stop window, the reader's agreements that lapse if it happens.
 
-Kinds: ``invited``; needing an answer at once (``urgent``, one mail each): ``your_turn``,
-``place_marker``, ``discard``, ``stop``, ``last_call``; needing an answer but batched
-(``BATCHED_ANSWERS``): ``offer`` (new terms for the boss or for a provider: a burst of re-offers
-gives one mail listing them, not one mail each, seconds after the burst, never held behind news;
-the inbox still shows every one); news:
-``deal_opened``, ``agreement``, ``boss_changed``, ``deal_closed``, ``deal_failed``,
-``game_over``, ``you_are_next`` (the seat after the one whose turn began, without a turn
-pre-move: it can plan its turn), ``played_for`` (the server acted for the seat: a window ran
-out, A5, A6, A11; the start of the away proxy, A11, is urgent: one look hands the seat back)
-and ``marked_away`` (two missed deadlines in a row, A6). ``reminder`` rows
-are written by the worker.
+Each type of event has its writer (``EVENT_ROWS``, the engine's ``HANDLERS`` pattern); answers
+a window now asks for, the seat after the one whose turn began (``you_are_next``), the seats the
+server acted for (``played_for``, ``marked_away``) and invitations are written for every
+command. What each kind is (urgent or batched, asking or news, its subject and sentence) is
+declared once in ``imtheboss.web.mail.kinds``; ``reminder`` rows are written by the worker.
 
 Mail to an address rather than a seat (``to_email``, ``seat_index`` -1; no inbox shows it):
 ``organiser`` (confirm the game; the admin link), ``email_changed`` (to a seat's old
@@ -29,7 +23,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask_babel import lazy_gettext as _l
 from imtheboss.engine import prices
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.errors import RuleError
@@ -39,42 +32,8 @@ from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
 from imtheboss.web.games.served import newly_away, served_seats
+from imtheboss.web.mail.kinds import ANSWER_KINDS, KINDS
 from imtheboss.web.replies.terms import Shown
-
-# What a row's mail is about, by kind: the mail's subject, and the admin page's list of mail that
-# did not go out.
-ABOUT = {
-    "invited": _l("you are invited"),
-    "your_turn": _l("your turn"),
-    "place_marker": _l("place the marker to start"),
-    "discard": _l("discard down to your hand limit"),
-    "stop": _l("a card waits for your answer"),
-    "last_call": _l("last call before the deal closes"),
-    "offer": _l("terms for you"),
-    "reminder": _l("reminder: your answer is due"),
-    "deal_opened": _l("a deal was opened"),
-    "agreement": _l("an agreement was made"),
-    "boss_changed": _l("the boss changed"),
-    "deal_closed": _l("a deal closed"),
-    "deal_failed": _l("a deal failed"),
-    "game_over": _l("the game is over"),
-    "played_for": _l("the server played for you"),
-    "marked_away": _l("you are marked away"),
-    "reply_answer": _l("the answer to a reply by mail"),
-    "you_are_next": _l("you are next"),
-}
-
-# Kinds that want an answer yet are batched like news (never held for a daily digest, mailed
-# to ``must_act`` seats too).
-BATCHED_ANSWERS = frozenset({"offer"})
-
-ANSWER_KINDS = {
-    "turn": "your_turn",
-    "place_marker": "place_marker",
-    "discard": "discard",
-    "stop": "stop",
-    "last_call": "last_call",
-}
 
 
 def said_message(event: Event, seat: int) -> dict[str, Any]:
@@ -89,14 +48,17 @@ def _row(
     kind: str,
     key: str,
     text: str | dict[str, Any],
-    urgent: bool,
     seq: int,
     at: datetime,
+    urgent: bool | None = None,
     **body: Any,
 ) -> dict[str, Any]:
     """A row; ``text`` is a message (``said_message``), kept in the body, or, for rows whose kind
     says it all, a short English note for the operator's eyes only (players read the kind's
-    sentence, ``imtheboss.web.say.story.KIND_TEXTS``)."""
+    sentence, ``imtheboss.web.mail.kinds``). ``urgent`` (mailed at once) is the kind's unless
+    given; mail to an address always is."""
+    if urgent is None:
+        urgent = kind not in KINDS or KINDS[kind].urgent
     if isinstance(text, dict):
         body = {**body, "message": text}
         text = text["id"]
@@ -119,7 +81,7 @@ def invitation(
     """The invitation row for ``seat``: its body holds the seat's secret link (mailed to that
     seat only)."""
     text = f"You are invited to play I'm the Boss! as {name}"
-    return _row(game_id, seat, "invited", key, text, True, seq, at, link=link)
+    return _row(game_id, seat, "invited", key, text, seq, at, link=link)
 
 
 REMIND_AT = 0.8  # of a window: when its reminder is due
@@ -139,7 +101,7 @@ def reminder(
     with what happens on silence): urgent, written by the worker at 80% of the window."""
     text = "Reminder: your answer is due soon"
     body = {"window": window, "until": until.isoformat(), **({"for": asked} if asked else {})}
-    return _row(game_id, seat, "reminder", window, text, True, seq, at, **body)
+    return _row(game_id, seat, "reminder", window, text, seq, at, **body)
 
 
 def organiser_confirmation(
@@ -165,7 +127,7 @@ def organiser_confirmation(
         body["zone"] = zone
     if named:
         body["named"] = True
-    row = _row(game_id, -1, "organiser", "confirm", text, True, 0, at, **body)
+    row = _row(game_id, -1, "organiser", "confirm", text, 0, at, **body)
     return {**row, "to_email": to}
 
 
@@ -177,7 +139,7 @@ def email_changed(
     key = f"{seat}:{at.isoformat()}"
     text = f"The email address of your seat {name} was changed"
     body = {"for_seat": seat, "name": name, "locale": locale}
-    row = _row(game_id, -1, "email_changed", key, text, True, seq, at, **body)
+    row = _row(game_id, -1, "email_changed", key, text, seq, at, **body)
     return {**row, "to_email": old}
 
 
@@ -189,7 +151,7 @@ def seat_passed(
     key = f"{seat}:{at.isoformat()}"
     text = f"Your seat {name} was passed to another player"
     body = {"for_seat": seat, "name": name, "locale": locale}
-    row = _row(game_id, -1, "seat_passed", key, text, True, seq, at, **body)
+    row = _row(game_id, -1, "seat_passed", key, text, seq, at, **body)
     return {**row, "to_email": old}
 
 
@@ -349,7 +311,6 @@ def _opened(
             "deal_opened",
             str(seq),
             said_message(event, seat),
-            False,
             seq,
             at,
             **_deal(now, seat),
@@ -374,12 +335,12 @@ def _served(
     played for two decisions in a row."""
     urgent = event.type == "proxy_started"
     rows = [
-        _row(game_id, s, "played_for", str(seq), said_message(event, s), urgent, seq, at)
+        _row(game_id, s, "played_for", str(seq), said_message(event, s), seq, at, urgent=urgent)
         for s in served_seats(event)
     ]
     if event.type == "timed_out":
         rows += [
-            _row(game_id, s, "marked_away", str(seq), "marked away", False, seq, at)
+            _row(game_id, s, "marked_away", str(seq), "marked away", seq, at)
             for s in newly_away(away_before, away_after)
         ]
     return rows
@@ -406,7 +367,6 @@ def _next_rows(
                     "you_are_next",
                     a["window"],
                     "you are next",
-                    False,
                     seq,
                     at,
                     **body,
@@ -467,7 +427,6 @@ def _invited_rows(
             "invited",
             "0",
             f"You are invited to play I'm the Boss! as {players[seat]}",
-            True,
             last_seq,
             at,
             **({"link": links[seat]} if links else {}),
@@ -499,8 +458,7 @@ def _answer_rows(
                 a["seat"],
                 kind,
                 a["window"],
-                kind.replace("_", " "),  # the kind says it (imtheboss.web.say.story.KIND_TEXTS)
-                True,
+                kind.replace("_", " "),  # the kind says it (imtheboss.web.mail.kinds)
                 last_seq,
                 at,
                 window=a["window"],
@@ -524,7 +482,7 @@ def _offer_rows(
     price = next(iter(d["price"].items()))
     mark = Shown(d["provider"], d["letter"], price).mark()  # what its words answer
     body = {**_deal(now, to), "terms": mark}
-    return [_row(game_id, to, "offer", str(seq), text, False, seq, at, **body)]
+    return [_row(game_id, to, "offer", str(seq), text, seq, at, **body)]
 
 
 def _said_rows(
@@ -532,8 +490,7 @@ def _said_rows(
 ) -> list[dict[str, Any]]:
     """News of ``kind`` to each of ``seats``: what ``event`` says to that seat."""
     return [
-        _row(game_id, seat, kind, str(seq), said_message(event, seat), False, seq, at)
-        for seat in seats
+        _row(game_id, seat, kind, str(seq), said_message(event, seat), seq, at) for seat in seats
     ]
 
 

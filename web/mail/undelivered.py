@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from flask_babel import lazy_gettext as _l
-from imtheboss.web.mail.notify import ABOUT
+from imtheboss.web.mail.kinds import subject
 from imtheboss.web.models import Notification, Seat, db
 from sqlalchemy import select
 
@@ -68,7 +68,7 @@ def undelivered_mail(game_id: str, limit: int = 50) -> list[Undelivered]:
     return [
         Undelivered(
             seat=name,
-            about=str(ABOUT.get(row.kind, row.kind)),
+            about=subject(row.kind),
             at=row.emailed_at,
             reason=str(
                 UNKNOWN

@@ -1,6 +1,6 @@
 """Web Push to a seat's phones: the VAPID key, the subscriptions, and what is pushed.
 
-Anything that needs an answer (the mail's urgent kinds and new terms, ``ASKS``; the reminder
+Anything that needs an answer (the mail's urgent kinds and new terms, ``kinds.ASKING``; the reminder
 at 80% of a window too, written by ``imtheboss.worker.reminders``) is pushed at once to every
 phone of the seat (``asks``: rows written with the events, posted by the worker,
 ``imtheboss.worker.push``): the question and its deadline in the seat's language and zone (a
@@ -31,6 +31,7 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from imtheboss.engine import languages
 from imtheboss.engine.views import view
+from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.hooks import with_deadline
@@ -42,7 +43,6 @@ from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 
-ASKS = frozenset({"your_turn", "place_marker", "discard", "stop", "last_call", "offer", "reminder"})
 LOCALES = languages.CODES
 MAX_PHONES = 5  # subscriptions per seat: a new one beyond replaces the oldest
 KEY_FILE = "vapid_private_key.pem"
@@ -60,7 +60,7 @@ def asks(notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "body": note["body"],
         }
         for note in notes
-        if note["seat_index"] >= 0 and note["kind"] in ASKS and not note.get("to_email")
+        if note["seat_index"] >= 0 and note["kind"] in ASKING and not note.get("to_email")
     ]
 
 

@@ -13,7 +13,7 @@ from flask import (
 )
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
-from imtheboss.web.mail.notify import ANSWER_KINDS
+from imtheboss.web.mail.kinds import DEAL_NEWS, IN_WINDOW, KINDS, NOT_IN_HISTORY
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.pages.common import bp, frame, seat_only, viewer
 from imtheboss.web.replies.choices import has_stop_card
@@ -56,24 +56,6 @@ def history(gid: str) -> str:
 
 # -- inbox and settings ----------------------------------------------------------------------
 
-NOTIFICATION_KINDS = {
-    "invited": "✉",
-    "your_turn": "▶",
-    "place_marker": "$",
-    "discard": "✂",
-    "stop": "⚑",
-    "last_call": "🔔",
-    "offer": "✎",
-    "deal_opened": "🤝",
-    "agreement": "✔",
-    "boss_changed": "👑",
-    "deal_closed": "💰",
-    "deal_failed": "✗",
-    "game_over": "🏁",
-    "played_for": "🤖",
-    "marked_away": "☾",
-}
-
 
 @bp.get("/g/<gid>/inbox")
 def inbox(gid: str) -> str:
@@ -96,19 +78,14 @@ def inbox(gid: str) -> str:
     text = partial(story.row_text, can_stop=has_stop_card(state, seat), facts=False)
     waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
     over = [
-        r.kind in ASKING and (r.body or {}).get("window") not in waiting for r in rows
+        r.kind in IN_WINDOW and (r.body or {}).get("window") not in waiting for r in rows
     ]  # a question whose window no longer waits for the seat (answered, or ended)
-    ctx.update(rows=rows, links=links, icons=NOTIFICATION_KINDS, row_text=text, over=over)
+    icons = {name: kind.icon for name, kind in KINDS.items()}
+    ctx.update(rows=rows, links=links, icons=icons, row_text=text, over=over)
     page = render_template("inbox.html", **ctx)
     if rows and request.method != "HEAD":
         _mark_read(gid, seat, rows[0].id)
     return page
-
-
-ASKING = frozenset({*ANSWER_KINDS.values(), "reminder"})  # rows asking in a window
-
-DEAL_NOTES = frozenset({"deal_opened", "offer", "agreement", "boss_changed"})
-DEAL_NOTES |= {"deal_closed", "deal_failed"}
 
 
 def _inbox_links(game: Game, state: GameState, seat: int, rows: list[Notification]) -> list[str]:
@@ -126,9 +103,9 @@ def _inbox_links(game: Game, state: GameState, seat: int, rows: list[Notificatio
         )
         if window in waiting:
             out.append(url_for("pages.game_page", gid=game.id, _anchor=f"window-{window}"))
-        elif row.kind in DEAL_NOTES and number is not None:
+        elif row.kind in DEAL_NEWS and number is not None:
             out.append(url_for("pages.deal", gid=game.id, number=number, _anchor=f"ev-{row.seq}"))
-        elif row.seq and row.kind not in ("invited", "game_over"):
+        elif row.seq and row.kind not in NOT_IN_HISTORY:
             page = (game.last_seq - row.seq) // HISTORY_PAGE + 1
             anchor = f"ev-{row.seq}"
             out.append(url_for("pages.history", gid=game.id, page=page, _anchor=anchor))

@@ -12,6 +12,7 @@ import re
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web.mail.kinds import KINDS
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.players import people as players
 from imtheboss.web.service import now_utc, run_after_commit
@@ -91,7 +92,7 @@ def answer(
             body=body,
             text=f"Answer to a reply by mail: {said}",
             dedupe_key=dedupe,
-            urgent=True,
+            urgent=KINDS[KIND].urgent,
             seq=0,
             created_at=now_utc(),
         )

@@ -22,6 +22,7 @@ from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
 from imtheboss.engine.prices import proceeds
+from imtheboss.web.mail.kinds import KINDS
 from imtheboss.web.say import display
 
 TEXTS: dict[str, Any] = {
@@ -174,63 +175,6 @@ EFFECT_KINDS = {
     "boss": lazy_gettext("boss card"),
 }
 
-KIND_TEXTS = {
-    "invited": lazy_gettext("You are invited to play I'm the Boss! as %(name)s"),
-    "your_turn": lazy_gettext("It is your turn"),
-    "your_turn_at": lazy_gettext("It is your turn: the marker stands on space %(space)s."),
-    "place_marker": lazy_gettext("Place the marker to start the game"),
-    "discard": lazy_gettext("Discard down to your hand limit"),
-    "stop": lazy_gettext(
-        "A card waits for your answer: stop it or let it happen. If you do not answer in time,"
-        " you let it happen."
-    ),
-    "stop_no_card": lazy_gettext(
-        "A card waits for your answer. You have no stop card, so you can only let it happen;"
-        " if you do not answer in time, you let it happen too."
-    ),
-    "last_call": lazy_gettext(
-        "Last call: pass or play a card before the deal closes. If you do not answer in time,"
-        " you pass."
-    ),
-    "reminder": lazy_gettext("Reminder: your answer is due soon"),
-    "reminder_place_marker": lazy_gettext(
-        "Reminder: place the marker to start the game by %(time)s. If you do not, the server"
-        " places it for you."
-    ),
-    "reminder_turn": lazy_gettext(
-        "Reminder: it is still your turn, until %(time)s. If you do not act, the server rolls"
-        " and draws for you."
-    ),
-    "reminder_discard": lazy_gettext(
-        "Reminder: discard down to your hand limit by %(time)s. If you do not, the server"
-        " discards your newest cards."
-    ),
-    "reminder_stop": lazy_gettext(
-        "Reminder: a card waits for your answer until %(time)s: stop it or let it happen. If you"
-        " do not answer, you let it happen."
-    ),
-    "reminder_last_call": lazy_gettext(
-        "Reminder: last call until %(time)s: pass or play a card. If you do not answer, you pass."
-    ),
-    "reminder_negotiation": lazy_gettext(
-        "Reminder: the negotiation of your deal ends %(time)s: close the deal or let it fail."
-        " If you do neither, the deal closes if it has what it needs, else it fails."
-    ),
-    "you_are_next": lazy_gettext(
-        "You are next, after %(after)s. To plan your turn while you wait, pick a turn pre-move"
-        " on the game page in one tap."
-    ),
-    "you_are_next_past": lazy_gettext(
-        "You were next after %(after)s, but that turn is over now: open the game to see where"
-        " the play stands."
-    ),
-    "marked_away": lazy_gettext(
-        "You missed two deadlines in a row, so you are marked away: windows no longer wait for"
-        " you. Any move of yours brings you back."
-    ),
-}
-"""The sentence of outbox rows whose kind says it all (``imtheboss.web.mail.notify``)."""
-
 YOU_TEXTS: dict[tuple[str, str], Any] = {
     ("proposal", "provider"): lazy_gettext("The boss proposes %(price)s to you for %(card)s"),
     ("agreement", "provider"): lazy_gettext("Agreement: you get %(price)s for %(card)s"),
@@ -262,8 +206,6 @@ YOU_TEXTS: dict[tuple[str, str], Any] = {
 mail and the inbox speak to their reader as "you"."""
 
 SEATS = ("player", "boss", "provider")
-ANSWER_FOR = ("place_marker", "turn", "discard", "stop", "last_call", "negotiation")
-"""What a reminder may ask (``awaiting``'s ``for``): ``KIND_TEXTS["reminder_" + for]``."""
 
 
 def render(msg: Message, players: list[str], tz: str = "UTC", reader: int | None = None) -> str:
@@ -478,22 +420,33 @@ def needs_words(needs: dict[str, Any]) -> str:
     return text
 
 
+def _variant(kind: str, body: dict[str, Any], can_stop: bool) -> str:
+    """Which of the kind's sentences a row's body calls for (``MailKind.variants``; ``""``:
+    the kind's own sentence)."""
+    if kind == "your_turn" and "space" in body:
+        return "at"
+    if kind == "stop" and not can_stop:
+        return "no_card"
+    if kind == "you_are_next" and body.get("past"):
+        return "past"
+    if kind == "reminder" and body.get("for") in KINDS[kind].variants:
+        return body["for"]
+    return ""
+
+
 def _row_said(row: Any, players: list[str], tz: str, can_stop: bool) -> str:
     said = (row.body or {}).get("message")
     if said:
         reader = row.seat_index if 0 <= row.seat_index < len(players) else None
         return render(Message.from_json(said), players, tz, reader)
     body = row.body or {}
-    kind = "your_turn_at" if row.kind == "your_turn" and "space" in body else row.kind
-    kind = "stop_no_card" if kind == "stop" and not can_stop else kind
-    kind = "you_are_next_past" if kind == "you_are_next" and body.get("past") else kind
-    if kind == "reminder" and body.get("for") in ANSWER_FOR:  # what it asks, and on silence
-        return str(KIND_TEXTS["reminder_" + body["for"]]) % {
-            "time": display.page_time(body["until"], tz)
-        }
-    sentence = KIND_TEXTS.get(kind)
-    if sentence is None:
+    kind = KINDS.get(row.kind)
+    if kind is None or kind.sentence is None:
         return row.text
+    variant = _variant(row.kind, body, can_stop)
+    if row.kind == "reminder" and variant:  # what it asks, and on silence
+        return str(kind.variants[variant]) % {"time": display.page_time(body["until"], tz)}
+    sentence = kind.variants.get(variant, kind.sentence)
     name = players[row.seat_index] if 0 <= row.seat_index < len(players) else ""
     space = body.get("space")
     number = None if space is None else display.space_number(space)
