@@ -6,7 +6,42 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
-VARIANTS = ("V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9")
+
+def N_(text: str) -> str:
+    """Mark ``text`` for the catalogs (``web/babel.cfg`` reads this module) and return it as it
+    is: the engine speaks no language; web/ translates it where a player reads it."""
+    return text
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of the rules (docs/rules.md): ``id`` (``"V1"``) and ``summary``, one English
+    sentence a player reads beside its checkbox (a catalog msgid)."""
+
+    id: str
+    summary: str
+
+
+VARIANT_TABLE = (
+    Variant("V1", N_("Boss cards do not change the turn order (play passes left of the opener).")),
+    Variant(
+        "V2", N_("A player holding 10 or more influence cards must open a deal on their turn.")
+    ),
+    Variant(
+        "V3", N_("Between two of your turns, be boss or play a card, else you must open a deal.")
+    ),
+    Variant("V4", N_("Draw by investors controlled: 0 → 4 cards, 1 → 3, 2 → 2, 3 or more → 1.")),
+    Variant("V5", N_("A player holding fewer than 4 influence cards may not open a deal.")),
+    Variant("V6", N_("From the 10th deal on, the hand limit is 10.")),
+    Variant("V7", N_("Short game: tiles #3, #6, #9 removed; from tile #10 end rolls add up to 6.")),
+    Variant("V8", N_("Less cut-throat: the two-player rules with 3 to 6 players.")),
+    Variant("V9", N_("Two-player rules: use opponents' investors by sharing the proceeds.")),
+)
+"""Every variant, in the order the new-game form lists them: a variant is its row here, its
+effect where its rule is (``options.has("V4")``; a share's price in ``prices``), and its
+summary in the catalogs."""
+
+VARIANTS = tuple(variant.id for variant in VARIANT_TABLE)
 
 DEFAULT_WINDOWS = {
     "turn": 24 * 3600,

@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from imtheboss.engine.cards import TILE_VALUES
+from imtheboss.engine.options import Options
 
 
-def share_value(tiles: Sequence[int]) -> int:
-    """The value of one share (M) while ``tiles`` (deal tile numbers, the top first) are left:
-    the top tile's value (R1.2); 0 when none is left."""
+def share_value(tiles: Sequence[int], options: Options | None = None) -> int:
+    """The value of one share (M) while ``tiles`` (deal tile numbers, the top first) are left,
+    in a game of ``options`` (its variants; ``None``: the printed rules): the top tile's value
+    (R1.2); 0 when none is left. A variant that prices a share otherwise reads ``options``
+    here."""
     return TILE_VALUES[tiles[0]] if tiles else 0
 
 

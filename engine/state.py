@@ -204,7 +204,7 @@ class GameState:
     @property
     def share_value(self) -> int:
         """The value of one share (M): the top deal tile's (R1.2); 0 when none is left."""
-        return prices.share_value(self.tiles)
+        return prices.share_value(self.tiles, self.options)
 
     def seat_investors(self, seat: int) -> list[str]:
         return sorted(letter for letter, s in self.investors.items() if s == seat)

@@ -25,12 +25,14 @@ def deals(gid: str) -> str:
     game, seat, admin = viewer(gid)
     state = load_state(game)
     negs = negotiations.listed(game.id, negotiations.names_by_seq(gid, state), seat)
-    tiles = tile_stack(Options.from_json(game.settings.get("options")))
+    options = Options.from_json(game.settings.get("options"))
+    tiles = tile_stack(options)
     ctx = frame(game, seat, admin, state)
     ctx.update(
         negotiations=negs,
         board=state.board.to_json(),
         tiles=tiles,
+        options=options,
         fail_reasons=story.FAIL_REASONS,
         requirement_html=display.requirement_html,
     )
@@ -51,13 +53,14 @@ def deal(gid: str, number: int) -> str:
     neg, count = found
     board = state.board.to_json()
     space = board[neg.space]
-    tiles = tile_stack(Options.from_json(game.settings.get("options")))
+    options = Options.from_json(game.settings.get("options"))
+    tiles = tile_stack(options)
     ctx = frame(game, seat, admin, state)
     ctx.update(
         neg=neg,
         count=count,
         space=space,
-        proceeds=neg.proceeds(space["shares"], tiles),
+        proceeds=neg.proceeds(space["shares"], tiles, options),
         fail_reasons=story.FAIL_REASONS,
         answers=timeline.ANSWERS,
         window_results=timeline.WINDOW_RESULTS,

@@ -21,7 +21,7 @@ from imtheboss.web.app import inputs
 from imtheboss.web.app.limits import TooMany, client_address, spending
 from imtheboss.web.pages.common import admin_only, bp
 from imtheboss.web.players.auth import open_seat, remember_admin
-from imtheboss.web.say.forms import VARIANT_HELP, NewGameForm
+from imtheboss.web.say.forms import NewGameForm
 from imtheboss.web.service import (
     SERVER_PROXY_HOURS,
     ServiceError,
@@ -90,10 +90,8 @@ def new_game() -> Any:
                 return redirect(url_for("pages.created_page", gid=created.game_id), 303)
         else:
             errors.append(_("Some fields need another look (see below)."))
-        return render_template(
-            "new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP
-        ), 400
-    return render_template("new_game.html", form=form, errors=errors, variant_help=VARIANT_HELP)
+        return render_template("new_game.html", form=form, errors=errors), 400
+    return render_template("new_game.html", form=form, errors=errors)
 
 
 @bp.get("/g/<gid>/created")

@@ -9,7 +9,7 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from imtheboss.engine import languages
-from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANTS
+from imtheboss.engine.options import DEFAULT_WINDOWS, MAX_PROXY_HOURS, VARIANT_TABLE
 from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.quiet import night_hours
 from imtheboss.web.say.display import valid_timezone
@@ -46,18 +46,6 @@ except ImportError:  # WTForms before 3.3 takes (value, label) pairs
 
 MAX_PLAYERS = 6
 MAX_WINDOW_HOURS = 720  # 30 days (imtheboss.engine.options: 2,592,000 seconds at most)
-
-VARIANT_HELP = {
-    "V1": _l("Boss cards do not change the turn order (play passes left of the opener)."),
-    "V2": _l("A player holding 10 or more influence cards must open a deal on their turn."),
-    "V3": _l("Between two of your turns, be boss or play a card, else you must open a deal."),
-    "V4": _l("Draw by investors controlled: 0 → 4 cards, 1 → 3, 2 → 2, 3 or more → 1."),
-    "V5": _l("A player holding fewer than 4 influence cards may not open a deal."),
-    "V6": _l("From the 10th deal on, the hand limit is 10."),
-    "V7": _l("Short game: tiles #3, #6, #9 removed; from tile #10 end rolls add up to 6."),
-    "V8": _l("Less cut-throat: the two-player rules with 3 to 6 players."),
-    "V9": _l("Two-player rules: use opponents' investors by sharing the proceeds."),
-}
 
 
 class MultiCheckboxField(SelectMultipleField):
@@ -154,7 +142,7 @@ class NewGameForm(FlaskForm):
     negotiation_hours = _hours(_l("Negotiation window (hours)"), DEFAULT_WINDOWS["negotiation"])
     variants = MultiCheckboxField(
         _l("Variants"),
-        choices=[SelectChoice(v, VARIANT_HELP[v]) for v in VARIANTS],
+        choices=[SelectChoice(v.id, _l(v.summary)) for v in VARIANT_TABLE],
         validate_choice=True,
     )
     must_roll_after_close = BooleanField(

@@ -15,6 +15,7 @@ from flask_babel import get_locale, lazy_gettext
 from flask_babel import gettext as _
 from imtheboss.engine import prices
 from imtheboss.engine.events import Event
+from imtheboss.engine.options import Options
 from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
 from imtheboss.web.say import story
 
@@ -222,13 +223,13 @@ class Negotiation:
             return "running"
         return "closed" if self.end.type == "deal_closed" else "failed"
 
-    def proceeds(self, shares: int, tiles: list[int]) -> int:
-        """The proceeds: the closing event's, else shares x the share value of the tile on
-        top when the negotiation ran."""
+    def proceeds(self, shares: int, tiles: list[int], options: Options) -> int:
+        """The proceeds (M): the closing event's, else shares x the share value of the tile on
+        top when the negotiation ran, in a game of ``options``."""
         if self.end is not None and self.end.type == "deal_closed":
             return int(self.end.data["proceeds"])
         index = self.deals_closed_before
-        return prices.proceeds(shares, prices.share_value(tiles[index:]))
+        return prices.proceeds(shares, prices.share_value(tiles[index:], options))
 
 
 def is_tail(event: Event) -> bool:
