@@ -25,6 +25,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from flask import Flask
 from imtheboss.web import create_app
+from imtheboss.web.app.metrics import count_reply
 from imtheboss.web.replies.address import BadReplyAddress, read_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.store import outage
@@ -42,11 +43,13 @@ class ReplyHandler:
     async def handle_RCPT(  # noqa: N802 - aiosmtpd's hook name
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
     ) -> str:
-        """250 for one of our reply addresses whose signature holds, 550 for any other."""
+        """250 for one of our reply addresses whose signature holds, 550 for any other (counted
+        in ``imtheboss_replies`` as ``refused``/``not_ours``: it never reaches ``DATA``)."""
         with self.app.app_context():
             try:
                 read_address(address)
             except BadReplyAddress:
+                count_reply("refused", "not_ours")
                 return "550 5.1.1 No such reply address here"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"

@@ -7,6 +7,7 @@ answered 451 (the sender keeps it), and delivered again after the outage it acts
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import smtplib
@@ -17,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from aiosmtpd.smtp import Envelope
 from imtheboss.web.service import get_game, load_events
+from imtheboss.worker.inbound_smtp import ReplyHandler
+from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url
 from support.postgres import allow_connections, refuse_connections
 from support.reply_game import REPLY_CONFIG, answers, asked
@@ -171,3 +175,15 @@ def test_a_reply_during_a_database_outage_is_answered_451_and_acts_once_after_it
     assert [row.body["answer"] for row in answers(app)] == ["done"]
     logs = receiver_logs(receiver.process)
     assert "a reply by mail waits" in logs and "Traceback" not in logs
+
+
+def test_a_recipient_refused_at_rcpt_is_counted_as_a_refused_reply(app) -> None:
+    """A mail to no reply address of ours never reaches ``DATA``: the ``RCPT`` refusal itself is
+    counted in ``imtheboss_replies`` (``refused``/``not_ours``), as ``apply_reply`` counts it."""
+    labels = {"outcome": "refused", "reason": "not_ours"}
+    before = REGISTRY.get_sample_value("imtheboss_replies_total", labels) or 0.0
+    handler = ReplyHandler(app)
+    envelope = Envelope()
+    answer = asyncio.run(handler.handle_RCPT(None, None, envelope, "nobody@reply.example.org", []))
+    assert answer.startswith("550") and envelope.rcpt_tos == []
+    assert REGISTRY.get_sample_value("imtheboss_replies_total", labels) == before + 1

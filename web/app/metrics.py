@@ -80,10 +80,17 @@ def counted_reply(function: F) -> F:
     @wraps(function)
     def counted(*args: Any, **kwargs: Any) -> Any:
         outcome = function(*args, **kwargs)
-        REPLIES.labels(outcome=outcome.status, reason=outcome.reason or "-").inc()
+        count_reply(outcome.status, outcome.reason)
         return outcome
 
     return counted  # type: ignore[return-value]
+
+
+def count_reply(status: str, reason: str = "") -> None:
+    """Count one reply by mail in ``imtheboss_replies`` (``status`` and ``reason``: fixed codes;
+    a recipient refused at ``RCPT`` is ``refused``/``not_ours``, as ``apply_reply`` says of a
+    mail to no reply address of ours)."""
+    REPLIES.labels(outcome=status, reason=reason or "-").inc()
 
 
 def count_request(route: str, method: str, status: int, seconds: float) -> None:
