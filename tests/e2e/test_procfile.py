@@ -6,7 +6,8 @@ Every process comes up (gunicorn answers, both workers and beat start, the inbou
 receiver listens, the IMAP poller waits) and none exits for 60 s (a Procfile line that ends takes
 honcho and every process down with it); gunicorn listens on 127.0.0.1 only and writes an access
 log line per request; a game made by ``POST /api/games`` finds its tables; beat keeps its
-schedule in the ``instance/`` it made.
+schedule in the ``instance/`` it made; no Celery process prints its start banner (only log
+lines: one JSON object a line with ``LOG_FORMAT=json``).
 """
 
 from __future__ import annotations
@@ -126,3 +127,5 @@ def test_honcho_runs_the_procfile_with_every_process_up(tmp_path: Path) -> None:
     assert "stopped (rc=" not in out.split("sending SIGTERM")[0], out[-4000:]
     assert list((site / "instance").glob("celerybeat-schedule*")), "beat's schedule is kept"
     assert [line for line in out.splitlines() if "Traceback" in line] == []
+    # Celery's start banners are no log lines (a JSON log would hold ASCII art): --quiet
+    assert "[config]" not in out and "celery beat v" not in out, out[:4000]
