@@ -2,7 +2,7 @@
 
 A 4-seat game is played by the bots through ``imtheboss.web.service.submit`` (the test's
 clock, the test PostgreSQL database). The first time a seat may make each of the moves that ask
-first (``imtheboss.web.say.decisions.CONFIRM``: a boss card, close, fail, a travel card, a recruit),
+first (``imtheboss.web.say.commands.CONFIRM``: a boss card, close, fail, a travel card, a recruit),
 that seat's browser (Debian's chromium, JavaScript on, reading the pages in zh_Hans) taps the
 move's button where it stands on the page, scrolled down to it as a phone would be. The
 question must then be on the screen (its heading and its "Yes" inside the viewport) and hold
@@ -21,7 +21,7 @@ import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, legal_commands
-from imtheboss.web.say.decisions import CONFIRM
+from imtheboss.web.say.commands import CONFIRM
 from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page, expect
 from support.bots import Hoarder

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from imtheboss.web.models import db
-from imtheboss.web.say.decisions import CONFIRM
+from imtheboss.web.say.commands import CONFIRM
 from sqlalchemy import func, select
 
 # -- reading pages ---------------------------------------------------------------------------

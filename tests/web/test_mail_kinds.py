@@ -4,16 +4,13 @@ icons, push, replies, the thread of a mail, the worker's batching all read the t
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 from imtheboss.engine import state as engine_state
 from imtheboss.engine.game import HANDLERS
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import apply_in_place, replay
 from imtheboss.web.mail import kinds, notify
+from support.tables import second_tables
 
-ROOT = Path(__file__).resolve().parents[2]
 ASKED_FOR = {"place_marker", "turn", "discard", "stop", "last_call", "negotiation"}
 # names that are a mail kind and nothing else (not a command, an event type, what a window
 # asks, or the end's phase): a literal holding two of them is a second table of kinds
@@ -22,28 +19,9 @@ ONLY_KINDS = (
 )
 
 
-def _literal_strings(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.Dict):
-        items = [k for k in node.keys if k is not None]
-    elif isinstance(node, ast.Set | ast.Tuple | ast.List):
-        items = node.elts
-    else:
-        return set()
-    return {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
-
-
 def test_no_module_but_the_table_lists_mail_kinds() -> None:
     assert len(ONLY_KINDS) >= 8, ONLY_KINDS  # the check reads enough names to bite
-    found = []
-    for room in ("web", "worker"):
-        for path in sorted((ROOT / room).rglob("*.py")):
-            if path.name == "kinds.py" or "migrations" in path.parts:
-                continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                named = _literal_strings(node) & ONLY_KINDS
-                if len(named) >= 2:
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {sorted(named)}")
-    assert found == []
+    assert second_tables(ONLY_KINDS, 2, "kinds.py") == []
 
 
 def test_every_row_the_writers_make_is_a_declared_kind_with_its_urgency() -> None:

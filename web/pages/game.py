@@ -28,6 +28,7 @@ from imtheboss.web.pages import organiser as organiser_pages
 from imtheboss.web.pages.common import bp, frame, htmx, seat_row, viewer
 from imtheboss.web.players.auth import current_seat, is_admin
 from imtheboss.web.say import command_forms, decisions, display, money_chart, story, timeline
+from imtheboss.web.say.commands import CONFIRM
 from imtheboss.web.service import (
     ServiceError,
     get_game,
@@ -246,7 +247,7 @@ def act(gid: str) -> Any:
         )
     try:
         command = command_from_form(request.form)
-        if command["do"] in decisions.CONFIRM and request.form.get("confirmed") != "yes":
+        if command["do"] in CONFIRM and request.form.get("confirmed") != "yes":
             asking = _confirmation(gid, seat, command)
             if asking is not None:
                 return asking

@@ -14,31 +14,16 @@ from imtheboss.engine.views import legal_commands
 from imtheboss.web.replies.terms import TERMS_VERBS, Shown, agreed, standing, still_open
 from imtheboss.web.replies.words import MEANS, Reading
 from imtheboss.web.say import display
+from imtheboss.web.say.commands import COMMANDS, VERB_COMMAND, answering
 
-# reply verb -> the engine command it names
-VERB_COMMAND = {
-    "place": "place_marker",
-    "allow": "allow",
-    "stop": "stop",
-    "pass": "pass",
-    "accept": "accept",
-    "reject": "reject",
-    "offer": "offer",
-    "roll": "roll",
-    "draw": "draw",
-    "deal": "open_deal",
-    "fail": "fail",
-    "close": "close",
-    "chat": "chat",
-}
 ORDER = list(VERB_COMMAND)  # the order a mail lists the words in
 # A mail about a card's stop window or the last call asks one thing (A2, A3): its reply answers
 # that window (or chats), never terms the mail did not show.
-ANSWER_VERBS = frozenset({"allow", "stop", "pass", "chat"})
-WINDOW_ANSWERS = ANSWER_VERBS - {"chat"}  # the words that answer such a window
+WINDOW_ANSWERS = frozenset(COMMANDS[do].reply for do in answering("window"))
+ANSWER_VERBS = WINDOW_ANSWERS | {COMMANDS[do].reply for do in answering("any")}
 # commands that answer the turn's window, and those that answer the deal's
-TURN_COMMANDS = frozenset({"place_marker", "roll", "draw", "open_deal"})
-DEAL_COMMANDS = frozenset({"accept", "reject", "offer", "close", "fail"})
+TURN_COMMANDS = answering("turn")
+DEAL_COMMANDS = answering("deal")
 
 
 @dataclass(frozen=True)

@@ -17,27 +17,18 @@ from flask_babel import lazy_gettext as _l
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
 from imtheboss.web.say import story
+from imtheboss.web.say.commands import COMMANDS
 
 MOVES: dict[str, Any] = {
-    "place_marker": _l("You placed the marker on space %(space)s."),
-    "roll": _l("You rolled the die."),
-    "draw": _l("You drew cards instead of opening a deal."),
-    "open_deal": _l("You opened a deal on space %(space)s."),
-    "allow": _l("You allowed %(player)s's %(kind)s."),
+    **{do: face.move for do, face in COMMANDS.items() if face.move is not None},
     "allow_on": _l("You allowed %(player)s's %(kind)s on %(card)s."),
-    "stop": _l("You stopped %(player)s's %(kind)s with a stop card."),
     "stop_on": _l("You stopped %(player)s's %(kind)s on %(card)s with a stop card."),
-    "pass": _l("You passed at the last call of the deal on space %(space)s."),
-    "accept": _l("You accepted the terms of %(player)s: %(price)s for %(card)s."),
-    "reject": _l("You rejected the terms of %(player)s: %(price)s for %(card)s."),
-    "offer": _l("You offered %(card)s to %(boss)s for %(price)s."),
-    "close": _l("You called your deal on space %(space)s closed."),
-    "fail": _l("You let your deal on space %(space)s fail."),
-    "chat": _l("You wrote in the chat: “%(text)s”"),
     "move": _l("Your move was made."),
     # terms as a mail shows them (imtheboss.web.replies.terms): whose, the price, the card
     "terms": _l("%(player)s's terms: %(price)s for %(card)s"),
 }
+"""What an answer to a reply says was done, by message id (stored in the answer's row): each
+command's ``CommandFace.move``, and the variants here."""
 
 
 def move_said(command: dict[str, Any], state: GameState, seat: int) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any
 from imtheboss.engine import languages
 from imtheboss.engine.board import LETTERS
 from imtheboss.web.app.inputs import BIDI, SINGLE_LINE_BAD
+from imtheboss.web.say.commands import NOT_IN_MAIL
 
 # verb -> language -> words (the first is the one a mail shows): the language table's rows
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -30,7 +31,7 @@ WORDS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 # Understood, but never offered among a mail's words: failing a deal by one word is asked back
 # (a reply "fail" is answered "reply fail again to confirm"), as the page asks "are you sure?"
-NOT_SHOWN = frozenset({"fail"})
+NOT_SHOWN = NOT_IN_MAIL
 # The words people answer with, by what they may mean (``MEANS``): never shown by a mail.
 PEOPLE: dict[str, dict[str, tuple[str, ...]]] = {
     "yes": {row.code: row.yes_words for row in languages.LANGUAGES},

@@ -11,40 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext, ngettext
+from flask_babel import ngettext
 from imtheboss.web.say import display
+from imtheboss.web.say.commands import COMMANDS, GROUPS
 from imtheboss.web.say.display import card_text, pending_text, price_text
-
-GROUPS = {
-    "turn": lazy_gettext("Your turn"),
-    "answer": lazy_gettext("Answer the window"),
-    "terms": lazy_gettext("Answer the terms"),
-    "close": lazy_gettext("Close or fail"),
-    "negotiate": lazy_gettext("Negotiate"),
-    "cards": lazy_gettext("Play a card"),
-    "talk": lazy_gettext("Talk to the table"),
-}
-_GROUP_OF = {
-    "place_marker": "turn",
-    "roll": "turn",
-    "open_deal": "turn",
-    "draw": "turn",
-    "discard": "turn",
-    "allow": "answer",
-    "stop": "answer",
-    "pass": "answer",
-    "play_family": "negotiate",
-    "offer": "negotiate",
-    "propose": "negotiate",
-    "accept": "terms",
-    "reject": "terms",
-    "withdraw": "negotiate",
-    "close": "close",
-    "fail": "close",
-    "travel": "cards",
-    "boss": "cards",
-    "chat": "talk",
-}
 
 
 @dataclass
@@ -212,19 +182,9 @@ def command_forms(
     grouped: dict[str, list[CommandForm]] = {key: [] for key in GROUPS}
     for cmd in commands:
         do = cmd["do"]
-        group = _GROUP_OF.get(do, "cards")
-        if do == "recruit":
-            group = "turn" if v.get("phase") == "discard" else "cards"
+        face = COMMANDS[do]
+        group = "turn" if do == "recruit" and v.get("phase") == "discard" else face.group
         label, button = command_label(cmd, v, players)
-        style = {
-            "stop": "danger",
-            "fail": "danger",
-            "close": "primary",
-            "accept": "primary",
-            "open_deal": "primary",
-            "allow": "quiet",
-            "pass": "quiet",
-        }.get(do, "")
         grouped[group].append(
             CommandForm(
                 cmd=public_command(cmd),
@@ -233,7 +193,7 @@ def command_forms(
                 button=button,
                 group=group,
                 count=int(cmd.get("count", 0)),
-                style=style,
+                style=face.style,
                 fold=_folded(cmd, (v.get("you") or {}).get("seat")),
             )
         )
@@ -253,12 +213,8 @@ def _folded(cmd: dict[str, Any], me: int | None) -> bool:
     return False
 
 
-_NEGOTIATE_ORDER = ("play_family", "offer", "propose", "withdraw")
-
-
 def _negotiate_order(form: CommandForm) -> tuple[int, int]:
     """Cards first, then offers, proposals naming a card before those for no card (R4.5), and
-    withdrawing last."""
+    withdrawing last (``CommandFace.rank``)."""
     do = form.cmd["do"]
-    rank = _NEGOTIATE_ORDER.index(do) if do in _NEGOTIATE_ORDER else len(_NEGOTIATE_ORDER)
-    return rank, 1 if do == "propose" and not form.cmd.get("card") else 0
+    return COMMANDS[do].rank, 1 if do == "propose" and not form.cmd.get("card") else 0

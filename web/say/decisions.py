@@ -14,6 +14,7 @@ from typing import Any
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 from imtheboss.web.say.command_forms import CommandForm
+from imtheboss.web.say.commands import COMMANDS
 from imtheboss.web.say.display import card_text, missing_text, pending_text, price_text
 
 
@@ -88,51 +89,17 @@ def asked_of(v: dict[str, Any], seat: int | None, players: list[str]) -> list[As
 
 # -- moves that ask first --------------------------------------------------------------------
 
-CONFIRM = frozenset({"close", "fail", "boss", "travel", "recruit", "stop"})
-
 
 def consequence(cmd: dict[str, Any]) -> str:
-    """What the move ``cmd`` (one of ``CONFIRM``) sets going, said before it is made."""
-    do = cmd["do"]
-    if do == "close":
-        return _(
-            "The others get a last call: each may pass or play a card. Once all have passed, "
-            "or the last call has run out, the deal closes: the bank pays you the proceeds and "
-            "you pay every agreement."
-        )
-    if do == "fail":
-        return _(
-            "The deal ends and nobody is paid: the agreements are void, the family cards on "
-            "the table go back to their owners and the other cards played in it are discarded. "
-            "The marker stays where it is."
-        )
-    if do == "boss":
-        return _(
-            "Unless someone stops your boss card, you become the boss of this deal, and every "
-            "open offer and agreement made with the old boss lapses."
-        )
-    if do == "stop":  # R5.6
-        return _(
-            "Your stop card cancels the card waiting to happen: both go to the discard "
-            "pile, and you cannot take your stop card back."
-        )
-    if do == "recruit":
-        return _(
-            "Your 3 recruit cards are discarded. Unless someone stops them, investor "
-            "%(letter)s is yours for the rest of the game.",
-            letter=cmd["target"],
-        )
-    if str(cmd.get("target", "")).startswith("investor:"):
-        return _(
-            "Unless someone stops your travel card, investor %(letter)s cannot take part in "
-            "this deal, and the terms and agreements made for it lapse.",
-            letter=cmd["target"].split(":", 1)[1],
-        )
-    return _(
-        "Unless someone stops your travel card, it goes to the discard pile together with "
-        "%(target)s.",
-        target=card_text(cmd.get("target")),
-    )
+    """What the move ``cmd`` (one of ``commands.CONFIRM``) sets going, said before it is made:
+    its row's ``confirm`` sentence (``confirm_investor`` for a card aimed at an investor), with
+    ``letter`` (the investor's letter) and ``target`` (the card it is aimed at, in words)."""
+    face = COMMANDS[cmd["do"]]
+    target = str(cmd.get("target", ""))
+    aimed = target.startswith("investor:") and face.confirm_investor is not None
+    sentence = face.confirm_investor if aimed else face.confirm
+    letter = target.split(":", 1)[1] if ":" in target else target
+    return str(sentence) % {"letter": letter, "target": card_text(cmd.get("target"))}
 
 
 # -- terms that cannot be accepted -----------------------------------------------------------
