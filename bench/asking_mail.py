@@ -85,8 +85,10 @@ def play(args: argparse.Namespace, games: list[str]) -> int:
     """The bots move the games, ``rate`` moves a second, for ``seconds``. Returns the moves."""
     from imtheboss.engine.bots import SensibleBot
     from imtheboss.engine.views import legal_commands
+    from imtheboss.web.games.basics import ServiceError
+    from imtheboss.web.games.load import get_game, load_state
+    from imtheboss.web.games.submit import submit
     from imtheboss.web.models import db
-    from imtheboss.web.service import ServiceError, get_game, load_state, submit
 
     rng, bot, moves = random.Random(7), SensibleBot(), 0
     end = time.monotonic() + args.seconds
@@ -147,7 +149,7 @@ def figures(values: list[float]) -> dict[str, float | int]:
 
 def run(args: argparse.Namespace, app, handler: Arrivals, log: Path) -> dict:
     """Make the games, play them, wait for the asking mail; the figures."""
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
 
     with app.app_context():
         games = [

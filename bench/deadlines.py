@@ -256,7 +256,7 @@ def worker_env(args: argparse.Namespace, database_url: str, folder: Path) -> dic
 def make_games(args: argparse.Namespace, clock: GameClock) -> tuple[list[str], int]:
     """The games, each made at its own time: ``lead`` seconds from now, then ``window /
     games`` apart. Returns their ids and how many were made after their time had come."""
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
 
     gap = args.window / args.games
     first = datetime.now(UTC) + timedelta(seconds=args.lead)

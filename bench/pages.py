@@ -38,8 +38,11 @@ from typing import Any
 from harness import Clock, next_move, own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 
 DATABASE = "imtheboss_bench_pages"

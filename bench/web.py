@@ -51,8 +51,11 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from imtheboss.web.store.rows import STATES
 from psycopg.types.json import Json
 from sqlalchemy import event

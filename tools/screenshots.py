@@ -149,8 +149,8 @@ def _app(folder: Path, clock: Clock) -> Any:
 def _created(app: Any, seed: int) -> tuple[str, list[str]]:
     """The game, its seats reading ``SEAT_LANGS`` in ``ZONES``; returns its id and the seats'
     secret links' tokens."""
+    from imtheboss.web.games.create import create_game
     from imtheboss.web.models import Seat, db
-    from imtheboss.web.service import create_game
 
     with app.app_context():
         created = create_game("周末牌局", PLAYERS, {}, seed=f"screenshots-{seed}")
@@ -164,7 +164,9 @@ def _created(app: Any, seed: int) -> tuple[str, list[str]]:
 def _played(app: Any, clock: Clock, gid: str, seed: int, after: Callable[[GameState], None]) -> int:
     """Plays the game to its end, calling ``after`` with the state after each move; returns an
     event number in a running negotiation with open terms (for the replay)."""
-    from imtheboss.web.service import ServiceError, get_game, load_state, submit
+    from imtheboss.web.games.basics import ServiceError
+    from imtheboss.web.games.load import get_game, load_state
+    from imtheboss.web.games.submit import submit
 
     with app.app_context():
         state = load_state(get_game(gid))

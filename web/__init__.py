@@ -20,10 +20,10 @@ from imtheboss.web.app import logs as app_logs  # (web.logs is the old name of a
 from imtheboss.web.app.limits import init_limits
 from imtheboss.web.app.queue import init_queue
 from imtheboss.web.app.security import csrf_refusal, init_security
+from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.models import db
 from imtheboss.web.players.people import page_language
 from imtheboss.web.say import display, refusals
-from imtheboss.web.service import ServiceError
 from imtheboss.web.settings import Settings
 from imtheboss.web.store import outage
 from sqlalchemy import event

@@ -23,10 +23,10 @@ from datetime import timedelta
 
 from celery import shared_task
 from flask import current_app
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import now_utc
 from imtheboss.worker.tasks import RETRY_DB
 from sqlalchemy import select, update
 

@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.notify import remind_time, reminder
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
 from imtheboss.web.outbound.outbox import queue_written
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 
 PLAN_MAX = 5000  # rows planned by one sweep (the rest by the next)

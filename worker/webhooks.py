@@ -3,10 +3,10 @@ its secret, posted through the SSRF guard (``imtheboss.worker.outbound.post``)."
 
 from __future__ import annotations
 
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import hooks
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
-from imtheboss.web.service import seats_of
 from imtheboss.worker.outbound import Outcome, Request, post
 
 USER_AGENT = "imtheboss-webhook/1"

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
-from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from playwright.sync_api import Browser, Page
 from support.bots import Hoarder
 from support.play import play_to_end

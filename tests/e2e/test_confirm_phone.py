@@ -21,8 +21,9 @@ import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, legal_commands
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.say.decisions import CONFIRM
-from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page, expect
 from support.bots import Hoarder
 from support.play import play_to_end

@@ -12,7 +12,8 @@ from typing import Any
 from imtheboss.engine.bots import Bot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web.service import ServiceError, submit
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.submit import submit
 
 MAX_COMMANDS = 3000
 # Every phase a game can be in: the games of the hidden-information tests visit them all.

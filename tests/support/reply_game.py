@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 

@@ -46,11 +46,13 @@ from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, Notification, db
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story
 from imtheboss.web.say.display import card_text
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 from support.bots import Hoarder
 from support.orders import random_orders_json

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from imtheboss.web.service import get_game, load_events
+from imtheboss.web.games.load import get_game, load_events
 from sqlalchemy.engine import make_url
 from support.postgres import allow_connections, refuse_connections
 from support.reply_game import REPLY_CONFIG, answers, asked

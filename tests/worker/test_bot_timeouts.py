@@ -13,8 +13,8 @@ from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import create_game
 from sqlalchemy import select
 from support.worker import SLOW, players
 

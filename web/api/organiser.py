@@ -26,14 +26,9 @@ from imtheboss.web.api.seat import (
 )
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.games import organiser
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    is_admin_token,
-    require_confirmed,
-    seats_of,
-    set_status,
-)
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game, require_confirmed
+from imtheboss.web.games.seats import is_admin_token, seats_of, set_status
 
 
 def _organiser(game_id: str) -> None:

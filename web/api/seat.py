@@ -26,21 +26,12 @@ from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
 from imtheboss.web import csrf
 from imtheboss.web.app.inputs import json_body
 from imtheboss.web.app.limits import client_address, command_spending, spending
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.create import SEAT_LANGUAGES, SERVER_PROXY_HOURS, create_game
+from imtheboss.web.games.load import get_game, load_state, require_confirmed
+from imtheboss.web.games.seats import is_admin_token, seat_by_token
+from imtheboss.web.games.submit import MAX_KEY, submit
 from imtheboss.web.models import EventRecord, Game, db
-from imtheboss.web.service import (
-    MAX_KEY,
-    SEAT_LANGUAGES,
-    SERVER_PROXY_HOURS,
-    ServiceError,
-    create_game,
-    get_game,
-    is_admin_token,
-    load_state,
-    now_utc,
-    require_confirmed,
-    seat_by_token,
-    submit,
-)
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import game_export
 from sqlalchemy import select

@@ -30,7 +30,7 @@ from urllib.parse import unquote_to_bytes
 from flask import Flask, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from imtheboss.web.service import ServiceError
+from imtheboss.web.games.basics import ServiceError
 from werkzeug.routing import IntegerConverter
 
 # C0 controls, DEL, C1 controls, lone surrogates and the bidi embeddings, overrides and isolates

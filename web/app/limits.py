@@ -46,7 +46,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
-from imtheboss.web.service import ServiceError
+from imtheboss.web.games.basics import ServiceError
 from limits import parse_many
 from werkzeug.wrappers import Response
 

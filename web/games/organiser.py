@@ -24,28 +24,21 @@ from imtheboss.engine.organiser import CONTROL, MAX_MINUTES, MAX_NAME, MAX_REASO
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
-from imtheboss.web.mail.notify import invitation, seat_passed
-from imtheboss.web.models import SERVER_SCOPE, Deadline, Notification, Seat, db
-from imtheboss.web.service import (
-    MAX_KEY,
-    ServiceError,
-    SubmitResult,
+from imtheboss.web.games.basics import ServiceError, hash_token, new_token, now_utc
+from imtheboss.web.games.commit_hooks import run_after_commit
+from imtheboss.web.games.load import get_game, require_confirmed
+from imtheboss.web.games.names import (
     already_plays,
-    get_game,
-    hash_token,
     invisible,
     invisible_in_name,
     name_key,
-    new_token,
     normal_email,
-    now_utc,
     plays_here,
-    require_confirmed,
-    run_after_commit,
-    seats_of,
-    stored_command,
-    submit,
 )
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.games.submit import MAX_KEY, SubmitResult, stored_command, submit
+from imtheboss.web.mail.notify import invitation, seat_passed
+from imtheboss.web.models import SERVER_SCOPE, Deadline, Notification, Seat, db
 from sqlalchemy import select, update
 
 KEY_PREFIX = "organiser:"  # the organiser's keys, in the server's scope (no seat writes there)

@@ -25,22 +25,15 @@ from typing import Any
 from flask import current_app
 from flask_babel import gettext as _
 from imtheboss.engine.orders import Orders, pace_of
+from imtheboss.web.games.basics import ServiceError, hash_token, new_token, now_utc
+from imtheboss.web.games.commit_hooks import run_after_commit
+from imtheboss.web.games.create import ENGINE_VERSION, confirm_game
+from imtheboss.web.games.load import get_game, load_events
+from imtheboss.web.games.names import normal_email
 from imtheboss.web.games.organiser import checked_text
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail.notify import invitation
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.service import (
-    ENGINE_VERSION,
-    ServiceError,
-    confirm_game,
-    get_game,
-    hash_token,
-    load_events,
-    new_token,
-    normal_email,
-    now_utc,
-    run_after_commit,
-    seats_of,
-)
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy.orm.attributes import flag_modified
 

@@ -30,15 +30,12 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide_state
 from imtheboss.engine.state import GameState
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.deadlines import deadline_changes
+from imtheboss.web.games.load import locked_state
+from imtheboss.web.games.submit import advance_game, command_row
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import SERVER_SCOPE, db
-from imtheboss.web.service import (
-    advance_game,
-    command_row,
-    deadline_changes,
-    locked_state,
-    now_utc,
-)
 from imtheboss.web.store.many import lock_games, write_commands, write_deadlines
 from imtheboss.web.store.negotiations import record as record_negotiations
 from imtheboss.web.store.rows import (

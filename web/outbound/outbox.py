@@ -23,6 +23,7 @@ from typing import Any
 from flask import Flask, current_app, g
 from imtheboss.engine.events import Event
 from imtheboss.web.app.queue import send
+from imtheboss.web.games.commit_hooks import on_commit, on_outbox
 from imtheboss.web.models import BigId, UTCDateTime, db
 from imtheboss.web.store.rows import insert_new
 from sqlalchemy import (
@@ -192,8 +193,6 @@ def run_after_commit(game_id: str) -> None:
 def init_outbound(app: Flask) -> None:
     """Write the posts with the events of every commit, and (``OUTBOUND_TASKS``, default on;
     the worker's own app too, so deadlines it fires post at once) queue them after it."""
-    from imtheboss.web.service import on_commit, on_outbox  # cycle: service imports outbound
-
     on_outbox(app, write)
     if app.config.get("OUTBOUND_TASKS", True):
         on_commit(app, run_after_commit)

@@ -25,15 +25,12 @@ from flask_babel import gettext as _
 from imtheboss.engine.state import GameState
 from imtheboss.web import LANGUAGES
 from imtheboss.web.app.security import local_path
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.auth import current_seat, is_admin, seat_of_address
 from imtheboss.web.say import display
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    now_utc,
-    seats_of,
-)
 from sqlalchemy import func, select
 
 bp = Blueprint("pages", __name__)

@@ -12,9 +12,10 @@ from flask import Blueprint, Flask, current_app, jsonify, send_from_directory
 from flask_babel import gettext as _
 from imtheboss.web import JSON_KEY
 from imtheboss.web.app import inputs
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game
 from imtheboss.web.outbound import push
 from imtheboss.web.players.auth import current_seat
-from imtheboss.web.service import ServiceError, get_game
 from werkzeug.wrappers import Response
 
 bp = Blueprint("push", __name__)

@@ -19,11 +19,12 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import require_confirmed, state_after
 from imtheboss.web.models import Game
 from imtheboss.web.pages import common
 from imtheboss.web.pages import game as game_pages
 from imtheboss.web.say import money_chart, story, timeline
-from imtheboss.web.service import ServiceError, require_confirmed, state_after
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import export_filename, game_export
 

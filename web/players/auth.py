@@ -8,9 +8,10 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request, session
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.seats import is_admin_token, seat_by_token
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players.addresses import key, of_address
-from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 

@@ -29,10 +29,12 @@ from typing import Any
 from flask import current_app, g, request, session
 from imtheboss.engine import languages
 from imtheboss.engine.orders import Orders, OrdersError
+from imtheboss.web.games.basics import ServiceError, hash_token, now_utc
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, UTCDateTime, db
 from imtheboss.web.players.addresses import key
 from imtheboss.web.players.auth import current_seat, renew_csrf
-from imtheboss.web.service import ServiceError, get_game, hash_token, load_state, now_utc, submit
 from sqlalchemy import JSON, Index, Integer, String, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column

@@ -53,11 +53,12 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.app.queue import send
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.names import normal_email
 from imtheboss.web.models import db
 from imtheboss.web.players import people as players
 from imtheboss.web.players.addresses import key
 from imtheboss.web.players.people import SignInLink
-from imtheboss.web.service import ServiceError, normal_email, now_utc
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 from werkzeug.wrappers import Response

@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.load import load_state
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.replies.address import reply_address, turn_step
 from imtheboss.web.replies.choices import ORDER, choices, verbs_that_work
@@ -30,7 +31,6 @@ from imtheboss.web.replies.terms import (
 from imtheboss.web.replies.words import LETTER_VERBS, lettered, shown
 from imtheboss.web.say import display
 from imtheboss.web.say.story import card_words
-from imtheboss.web.service import load_state
 
 # Kinds of outbox rows that ask the seat for something.
 ASKING = frozenset(
