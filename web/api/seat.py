@@ -17,13 +17,12 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
 from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
-from imtheboss.web import csrf
 from imtheboss.web.app.inputs import json_body
 from imtheboss.web.app.limits import client_address, command_spending, spending
 from imtheboss.web.games.basics import ServiceError, now_utc
@@ -40,15 +39,6 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 MAX_EVENTS = 1000  # events per page of GET .../events
 DEFAULT_EVENTS = 200
-
-
-def register(app: Flask) -> None:
-    """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
-    authenticated by a bearer token, never by a cookie."""
-    from imtheboss.web.api import organiser  # noqa: F401 - cycle: its routes go on bp
-
-    csrf.exempt(bp)
-    app.register_blueprint(bp)
 
 
 @bp.after_request

@@ -16,14 +16,12 @@ from urllib.parse import urlencode
 
 from flask import (
     Blueprint,
-    Flask,
     request,
     url_for,
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState
-from imtheboss.web import LANGUAGES
 from imtheboss.web.app.security import local_path
 from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.games.load import get_game
@@ -31,24 +29,10 @@ from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.auth import current_seat, is_admin, seat_of_address
 from imtheboss.web.say import display
+from imtheboss.web.say.display import LANGUAGES
 from sqlalchemy import func, select
 
 bp = Blueprint("pages", __name__)
-
-
-def register(app: Flask) -> None:
-    """Add the pages blueprint, with the routes of every room, to ``app`` (called by
-    ``web.create_app``)."""
-    from imtheboss.web.pages import (  # noqa: F401 - cycle: each page module adds its routes to ``bp``
-        admin,
-        deals,
-        entry,
-        game,
-        history,
-        settings,
-    )
-
-    app.register_blueprint(bp)
 
 
 # -- every page ------------------------------------------------------------------------------

@@ -20,13 +20,13 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import hooks
 from imtheboss.web.outbound.outbox import init_outbound
 from imtheboss.web.players.auth import current_seat, is_admin
+from imtheboss.web.say.display import LANGUAGES
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 

@@ -34,9 +34,8 @@ from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, UTCDateTime, db
 from imtheboss.web.players.addresses import key
-from imtheboss.web.players.auth import current_seat, renew_csrf
+from imtheboss.web.players.csrf import renew_csrf
 from sqlalchemy import JSON, Index, Integer, String, select, update
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
 NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
@@ -85,7 +84,7 @@ def _fingerprint(email: str, generation: int) -> str:
 def sign_in(email: str) -> None:
     """Remember in the session that this browser is ``email``'s player (a normalised address;
     its ``players`` row is made if missing, and committed), with the row's generation; the
-    browser's CSRF secret is renewed (``auth.renew_csrf``)."""
+    browser's CSRF secret is renewed (``csrf.renew_csrf``)."""
     row = player_row(key(email), create=True)
     db.session.commit()
     session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
@@ -241,24 +240,3 @@ def seat_language(seat: Any) -> str:
         return seat.locale
     row = db.session.get(Player, key(seat.email))
     return row.locale if row is not None and row.locale in languages.CODES else ""
-
-
-def page_language() -> str:
-    """The language of a page whose browser chose none (``select_locale``): on a game's pages,
-    the language of the browser's seat there (``seat_language``); elsewhere the signed-in
-    address's default. ``""`` when there is none (or the database cannot say)."""
-    gid = (request.view_args or {}).get("gid")
-    try:
-        if isinstance(gid, str) and "Authorization" not in request.headers:
-            index = current_seat(gid)
-            if index is not None:
-                seat = db.session.execute(
-                    select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
-                ).scalar_one_or_none()
-                return seat_language(seat) if seat is not None else ""
-        email = signed_in()
-        row = db.session.get(Player, email) if email is not None else None
-        return row.locale if row is not None and row.locale in languages.CODES else ""
-    except SQLAlchemyError:  # the error page of a database that is down
-        db.session.rollback()
-        return ""
