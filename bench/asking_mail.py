@@ -2,7 +2,7 @@
 SMTP server while games are busy with news (p50/p99/max), beside the news itself.
 
 ``--games`` 3-seat games (8) are played by the sensible bots through
-``imtheboss.web.service.submit`` on the real clock, ``--rate`` moves a second in all (4), for
+``imtheboss.web.games.submit.submit`` on the real clock, ``--rate`` moves a second in all (4), for
 ``--seconds`` (60), by an app whose after-commit hook enqueues the mail to Redis as the web
 process does; the Procfile's mail worker runs as a subprocess (``celery ... worker -Q mail``,
 beat embedded: the mail sweeps) and sends to an SMTP server of this process (aiosmtpd, which

@@ -2,7 +2,7 @@
 ``--games`` games (200), fired by ``--workers`` deadlines worker processes (1).
 
 What it measures is the real path, end to end: games are made with
-``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues the mail they
+``imtheboss.web.games.create.create_game`` by an app whose after-commit hook enqueues the mail they
 make to Redis, exactly as the web process does; the Procfile's processes run as subprocesses:
 ``--workers`` deadlines workers (``celery ... worker -Q deadlines``, beat embedded in the first)
 whose firing threads claim due deadlines from the database in batches and fire them

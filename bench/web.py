@@ -1,9 +1,9 @@
 """Web benchmark: submit latency and round trips early and late in one game, and the floor.
 
 On a database of its own (``imtheboss_bench_web_<pid>``, created and dropped here) it plays one
-6-seat game through ``imtheboss.web.service.submit``: sensible bots' moves, timeouts when everyone
-waits, and chat (chat keeps the game alive while the log grows). Around event ~20 and again around
-event ~2,000 it times a batch of submits: bot moves, chat through ``submit``, and chat posted
+6-seat game through ``imtheboss.web.games.submit.submit``: sensible bots' moves, timeouts when
+everyone waits, and chat (chat keeps the game alive while the log grows). Around event ~20 and again
+around event ~2,000 it times a batch of submits: bot moves, chat through ``submit``, and chat posted
 through the JSON API (Flask test client: JSON, bearer token, redaction included).
 
 Interleaved with them, so that a shared machine's load falls on both alike, it times the floor:

@@ -10,7 +10,7 @@ could bring, until when the negotiation runs) in each language: English, 简体�
     .venv/bin/python tools/screenshots.py [--out docs/screenshots] [--seed 7]
 
 A 4-seat game (its seats reading ``SEAT_LANGS``) is made and played to its end by the engine's
-bots through ``imtheboss.web.service.submit`` on a SQLite file in a temporary folder, on a
+bots through ``imtheboss.web.games.submit.submit`` on a SQLite file in a temporary folder, on a
 virtual clock (no waiting); the app is served on a free local port and Debian's chromium
 (``/usr/bin/chromium``, driven by Playwright) takes the pictures: the questions and the help
 while the game runs (the first moment their seat may close a deal; holds three kinds of card),

@@ -1,6 +1,6 @@
 """The question before a move that cannot be taken back, on a 360 x 740 phone in zh_Hans.
 
-A 4-seat game is played by the bots through ``imtheboss.web.service.submit`` (the test's
+A 4-seat game is played by the bots through ``imtheboss.web.games.submit.submit`` (the test's
 clock, the test PostgreSQL database). The first time a seat may make each of the moves that ask
 first (``imtheboss.web.say.decisions.CONFIRM``: a boss card, close, fail, a travel card, a recruit),
 that seat's browser (Debian's chromium, JavaScript on, reading the pages in zh_Hans) taps the

@@ -2,7 +2,7 @@
 
 A 4-seat game whose title and two players' names are 40 letters without a break, and whose
 first deal carries a chat line of one 300-letter word, is played to its end by the engine's
-bots through ``imtheboss.web.service.submit`` (on the test PostgreSQL database, the clock the
+bots through ``imtheboss.web.games.submit.submit`` (on the test PostgreSQL database, the clock the
 test's own). At the first running deal with open terms, the first stop window, the first last
 call, the first discard step, the first closed deal and at the end, real chromium (Playwright,
 JavaScript on, a 360 x 740 viewport) opens every page each seat can reach and measures

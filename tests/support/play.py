@@ -1,4 +1,4 @@
-"""Whole games played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the test
+"""Whole games played by the engine's bots THROUGH ``imtheboss.web.games.submit.submit`` on the test
 database, on the test clock (no sleeping: when nobody can act, the clock jumps to the next
 deadline and the scheduler's ``timeout`` is submitted)."""
 

@@ -23,7 +23,7 @@ class Asked:
     email: str
     mail: EmailMessage  # the mail that asked (place the marker)
     window: str = ""  # the window it asked about
-    created: Any = None  # service.CreatedGame: the seats' tokens
+    created: Any = None  # create.CreatedGame: the seats' tokens
 
     @property
     def address(self) -> str:

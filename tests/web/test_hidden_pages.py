@@ -2,10 +2,10 @@
 hides (other seats' hands, the draw pile's order, the seed before the end, other seats' money
 without ``open_money``, other seats' standing orders, A10).
 
-A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the
-test PostgreSQL database. At sampled moments (the first time the game is in each phase, then every
-few commands, and at the end) every seat (and the organiser, a spectator) fetches every page and
-fragment it can reach and the API's answers, and two checks run:
+A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.games.submit.submit``
+on the test PostgreSQL database. At sampled moments (the first time the game is in each phase, then
+every few commands, and at the end) every seat (and the organiser, a spectator) fetches every page
+and fragment it can reach and the API's answers, and two checks run:
 
 - the scramble (as in tests/engine/test_hidden_information.py): everything hidden from the
   viewer is rearranged in the database — the state snapshot the pages load (other hands dealt

@@ -1,5 +1,5 @@
 """Bot seats on the server (A13): a game of two people and three bots made by the service,
-played to its end through ``service.submit`` (the people by ``SensibleBot``, the bot seats by
+played to its end through ``submit.submit`` (the people by ``SensibleBot``, the bot seats by
 the server itself, at once after each commit), with no mail, invitation nor link for a bot
 seat; the bot reads only its seat's view; a game of bots only is refused; the log, the replay
 and the export hold the bot seats and mark the bot's acts. Real PostgreSQL, the test clock."""

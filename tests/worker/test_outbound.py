@@ -34,7 +34,8 @@ from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Seat, db
 from imtheboss.web.outbound import hooks, push
-from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription, queue_written, write
+from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
+from imtheboss.web.outbound.writer import queue_written, write
 from sqlalchemy import delete, select
 from support.bots import Hoarder
 from support.hook_server import Browser, Dripper, Receiver, logged_posts, posted_kinds

@@ -4,7 +4,7 @@
 Each is authenticated by the game's admin token (``Authorization: Bearer <admin token>``), the
 token of the admin link the pages sign the organiser in with: no seat's token acts here (403
 ``not_admin``). They call the same service functions as the admin page (``web.organiser``,
-``service.set_status``), so each act is an event in the game's history (A13), a refusal changes
+``seats.set_status``), so each act is an event in the game's history (A13), a refusal changes
 nothing and answers ``{"error": {"code", "message", "rule"}}`` with a 4xx status.
 """
 

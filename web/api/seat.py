@@ -6,7 +6,7 @@ CSRF: a browser never attaches that header on its own. The organiser's admin tok
 as a spectator (``seat: null``) but cannot play. Tokens of one game never work in another.
 
 Reading never changes anything (``GET``); the one write, posting a command, goes through
-``imtheboss.web.service.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
+``imtheboss.web.games.submit.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
 ``terms_changed``). Everything a seat receives passes through ``view``/``redact_event`` (A8).
 Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._register_errors``).
 """
@@ -155,7 +155,7 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list
     (``""``: none given, the address's default stands) and each player's ``timezone``
     (stripped; ``""``: none given) of the request's ``players``. Raises the 400
     ``bad_settings`` error for a malformed player or a language the server does not have
-    (``service.SEAT_LANGUAGES``); an unknown zone is ``create_game``'s 400."""
+    (``create.SEAT_LANGUAGES``); an unknown zone is ``create_game``'s 400."""
     pairs: list[tuple[str, str]] = []
     languages: list[str] = []
     for player in players:

@@ -16,7 +16,7 @@ plain words:
 A JSON body is parsed once, strictly (no ``NaN``/``Infinity``), and kept for the view
 (``json_body``). JSON read from elsewhere (a form's hidden command, an uploaded board file) goes
 through ``loads``, which applies the same checks. Path parameters are also checked where they
-are used (``service.get_game`` takes only what a game id can be).
+are used (``load.get_game`` takes only what a game id can be).
 """
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 that waits for a seat, with a reason the table reads in the history; a seat passed to a new
 player (a new address, a fresh secret link; the old link dies), or to the server's bot. They
 are engine commands sent by the server (``extend_window``, ``replace_player``,
-``pass_to_bot``) through ``service.submit``, so each is an
-event in the history and the deadline rows follow the windows (``service._sync_deadlines``).
+``pass_to_bot``) through ``submit.submit``, so each is an
+event in the history and the deadline rows follow the windows (``deadlines.sync_deadlines``).
 
 Addresses are private: the ``seat_replaced`` event holds the new name, never an address. The
 caller checks that the request is the organiser's (``pages.organiser.organiser_only``, or the
 admin token in the API, ``api_organiser``). The organiser's other acts (a pause, a resume, a
-seat's address, a new invitation) are events too: ``service.set_status``,
-``service.set_seat_email``, ``service.resend_invitation``.
+seat's address, a new invitation) are events too: ``seats.set_status``,
+``seats.set_seat_email``, ``seats.resend_invitation``.
 """
 
 from __future__ import annotations

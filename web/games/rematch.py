@@ -5,7 +5,7 @@ names, addresses, languages, zones and mail preferences), and a new seed.
 The new game waits (status ``unconfirmed``, as a game waiting for its organiser, with
 ``settings["rematch"]``) until every seat has said it plays: each seat's mail holds a link of
 its own (``join_link``: signed, naming the seat and a fingerprint of its token) to a page that
-asks "do you play?". When the last seat says yes, the game starts (``service.confirm_game``:
+asks "do you play?". When the last seat says yes, the game starts (``create.confirm_game``:
 its first events dated then, and every seat invited again with a fresh secret link, so a join
 link no longer opens anything). The number of seats is fixed when the rematch is made (R2.1):
 a seat that says no, or never answers, can be given to another player by the organiser (a new

@@ -3,8 +3,8 @@ and its live fragment, the action endpoint, negotiations, history, inbox, settin
 
 Every page shows a seat only what ``imtheboss.engine.views.view`` and ``redact_event`` give that
 seat (A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
-action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.service.submit``. Tokens
-are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
+action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.games.submit.submit``.
+Tokens are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
 organiser (a resent invitation goes to the seat's address only). Abuse limits:
 ``imtheboss.web.app.limits``.
 """

@@ -1,5 +1,5 @@
 """The game page, its live fragment, and acting: each game-page form posts one command through
-``imtheboss.web.service.submit`` (with a confirmation step before moves that cannot be taken
+``imtheboss.web.games.submit.submit`` (with a confirmation step before moves that cannot be taken
 back). The page shows a seat only what ``view`` and ``redact_event`` give it (A8)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 after event N, and ``/g/<gid>/export`` downloads a finished game's record (docs/export.md).
 
 The replay's state after event N is the engine's fold of events 1..N, started from the last
-stored state at or before N (the snapshot, or a checkpoint: ``service.state_after``), and shown
+stored state at or before N (the snapshot, or a checkpoint: ``load.state_after``), and shown
 through ``view(state, seat)`` with the game page's own partial (``partials/live.html``, without
 forms or polling): a seat sees what it could see at that moment, never more (A8), also after
 the end (the end reveals only the final position). No later event is read, and each part

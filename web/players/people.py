@@ -1,13 +1,13 @@
 """Players: the people behind the seats, known by their email address.
 
-A seat belongs to an address (``seats.email``, as ``service.normal_email`` stores it). An
+A seat belongs to an address (``seats.email``, as ``names.normal_email`` stores it). An
 address that signed in by email (``imtheboss.web.players.signin``) has a ``players`` row: its
 defaults for new seats (language, time zone, mail frequency, night, standing orders) and the hash of
 its API token. Nothing here is a secret of a game: a player's defaults are that player's own, and no
 other seat reads them.
 
 An address is one player whatever the case of its local part: ``key`` (the address as
-``service.normal_email`` stores it, in lower case) is the ``players`` row's key and the session's
+``names.normal_email`` stores it, in lower case) is the ``players`` row's key and the session's
 address, and the seats of an address are found by ``of_address`` (``lower(seats.email)``, an
 index of its own), since seats keep their address as it was typed (normalised).
 

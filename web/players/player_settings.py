@@ -4,7 +4,7 @@ The signed-in address (``imtheboss.web.players.people``) chooses its language, t
 fills in the browser's zone when none is set, ``static/app.js``), mail frequency, night (A12:
 start and end in that zone) and standing orders (A10: the recommended set, none, or a copy of
 the orders of one of its seats). They apply to seats made for the address from then on
-(``service.create_game`` and ``confirm_game``: ``players.apply_defaults``, ``orders_for``,
+(``create.create_game`` and ``confirm_game``: ``players.apply_defaults``, ``orders_for``,
 ``nights_for``); each seat can still differ on its own settings and orders pages, and seats
 made before are left as they are.
 

@@ -3,7 +3,7 @@
 Routes (blueprint ``signin``):
 
 - ``GET/POST /sign-in``: the form. Its ``POST`` (CSRF) checks the address (email-validator,
-  ``service.normal_email``), writes a ``sign_in_links`` row and queues its mail
+  ``names.normal_email``), writes a ``sign_in_links`` row and queues its mail
   (``imtheboss.worker.signin_mail.send_sign_in``, by name) for every well-formed address, and
   answers the same page: whether the address has games is decided by the worker, which mails
   only an address with a seat. The web does the same work either way, so neither the answer
