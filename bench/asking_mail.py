@@ -2,7 +2,7 @@
 SMTP server while games are busy with news (p50/p99/max), beside the news itself.
 
 ``--games`` 3-seat games (8) are played by the sensible bots through
-``imtheboss.web.service.submit`` on the real clock, ``--rate`` moves a second in all (4), for
+``imtheboss.web.games.submit.submit`` on the real clock, ``--rate`` moves a second in all (4), for
 ``--seconds`` (60), by an app whose after-commit hook enqueues the mail to Redis as the web
 process does; the Procfile's mail worker runs as a subprocess (``celery ... worker -Q mail``,
 beat embedded: the mail sweeps) and sends to an SMTP server of this process (aiosmtpd, which
@@ -85,8 +85,10 @@ def play(args: argparse.Namespace, games: list[str]) -> int:
     """The bots move the games, ``rate`` moves a second, for ``seconds``. Returns the moves."""
     from imtheboss.engine.bots import SensibleBot
     from imtheboss.engine.views import legal_commands
+    from imtheboss.web.games.basics import ServiceError
+    from imtheboss.web.games.load import get_game, load_state
+    from imtheboss.web.games.submit import submit
     from imtheboss.web.models import db
-    from imtheboss.web.service import ServiceError, get_game, load_state, submit
 
     rng, bot, moves = random.Random(7), SensibleBot(), 0
     end = time.monotonic() + args.seconds
@@ -147,7 +149,7 @@ def figures(values: list[float]) -> dict[str, float | int]:
 
 def run(args: argparse.Namespace, app, handler: Arrivals, log: Path) -> dict:
     """Make the games, play them, wait for the asking mail; the figures."""
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
 
     with app.app_context():
         games = [

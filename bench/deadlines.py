@@ -2,7 +2,7 @@
 ``--games`` games (200), fired by ``--workers`` deadlines worker processes (1).
 
 What it measures is the real path, end to end: games are made with
-``imtheboss.web.service.create_game`` by an app whose after-commit hook enqueues the mail they
+``imtheboss.web.games.create.create_game`` by an app whose after-commit hook enqueues the mail they
 make to Redis, exactly as the web process does; the Procfile's processes run as subprocesses:
 ``--workers`` deadlines workers (``celery ... worker -Q deadlines``, beat embedded in the first)
 whose firing threads claim due deadlines from the database in batches and fire them
@@ -256,7 +256,7 @@ def worker_env(args: argparse.Namespace, database_url: str, folder: Path) -> dic
 def make_games(args: argparse.Namespace, clock: GameClock) -> tuple[list[str], int]:
     """The games, each made at its own time: ``lead`` seconds from now, then ``window /
     games`` apart. Returns their ids and how many were made after their time had come."""
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
 
     gap = args.window / args.games
     first = datetime.now(UTC) + timedelta(seconds=args.lead)

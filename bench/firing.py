@@ -103,8 +103,8 @@ def main() -> None:
 def run(args: argparse.Namespace, url: str) -> dict:
     """Make the games, fire ``rounds + 1`` rounds, return the measured figures."""
     from imtheboss.web import create_app
+    from imtheboss.web.games.create import create_game
     from imtheboss.web.models import db
-    from imtheboss.web.service import create_game
     from imtheboss.worker import celery_app  # noqa: F401  (the Celery app the mail goes to)
     from imtheboss.worker.firing import fire_round
 

@@ -211,7 +211,7 @@ def full_orders(share_value: int, premove: bool) -> Orders:
 def base_orders(kind: str, premove: bool) -> Orders:
     """The orders of a seat for ``--orders none``, ``recommended`` or ``default`` (``full``:
     ``full_orders``). ``default`` is what the server gives a new seat at the default pace
-    (``orders.pace_orders(DEFAULT_PACE)``, as ``web.service.create_game`` does)."""
+    (``orders.pace_orders(DEFAULT_PACE)``, as ``web.games.create.create_game`` does)."""
     if kind == "default":
         base = pace_orders(DEFAULT_PACE).to_json()
     else:

@@ -1,14 +1,14 @@
 """Page benchmark: each page's time at about 200 and about 2,000 events (the replay's at the
 last event and 100 events before it).
 
-On a database of its own (``imtheboss_bench_pages``, created and dropped here) two 4-seat games
-with the same seed are played through ``imtheboss.web.service.submit`` by sensible bots making the
+On a database of its own (``imtheboss_bench_pages``, created and dropped here) two 4-seat games with
+the same seed are played through ``imtheboss.web.games.submit.submit`` by sensible bots making the
 same moves, until a deal is running past event ``--start`` (default 160) with at least one
 negotiation ended before it. Then the seats chat in that running deal: one game up to 200 events,
-the other up to 2,000. So both games show the same negotiations (the deals list and the page of
-the last ended negotiation are the same page in both), the game page's chat panel the last 20
-messages of the running deal, the history's newest page 100 events: what differs is the length of
-the log behind them. The worker's after-commit hooks are off (``TASKS``).
+the other up to 2,000. So both games show the same negotiations (the deals list and the page of the
+last ended negotiation are the same page in both), the game page's chat panel the last 20 messages
+of the running deal, the history's newest page 100 events: what differs is the length of the log
+behind them. The worker's after-commit hooks are off (``TASKS``).
 
 Each page is fetched by seat 0's signed-in browser (Flask test client, the whole request: routing,
 session, database, templates; no app context around the requests, so each has its own, as in a
@@ -38,8 +38,11 @@ from typing import Any
 from harness import Clock, next_move, own_database
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 
 DATABASE = "imtheboss_bench_pages"

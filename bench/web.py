@@ -1,9 +1,9 @@
 """Web benchmark: submit latency and round trips early and late in one game, and the floor.
 
 On a database of its own (``imtheboss_bench_web_<pid>``, created and dropped here) it plays one
-6-seat game through ``imtheboss.web.service.submit``: sensible bots' moves, timeouts when everyone
-waits, and chat (chat keeps the game alive while the log grows). Around event ~20 and again around
-event ~2,000 it times a batch of submits: bot moves, chat through ``submit``, and chat posted
+6-seat game through ``imtheboss.web.games.submit.submit``: sensible bots' moves, timeouts when
+everyone waits, and chat (chat keeps the game alive while the log grows). Around event ~20 and again
+around event ~2,000 it times a batch of submits: bot moves, chat through ``submit``, and chat posted
 through the JSON API (Flask test client: JSON, bearer token, redaction included).
 
 Interleaved with them, so that a shared machine's load falls on both alike, it times the floor:
@@ -51,8 +51,11 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.game import Command, decide
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from imtheboss.web.store.rows import STATES
 from psycopg.types.json import Json
 from sqlalchemy import event

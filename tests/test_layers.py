@@ -14,9 +14,9 @@ ROOMS = ("engine", "web", "worker")
 MAX_LINES = 80
 # Imports of our own modules inside functions, each with its reason on its line (a cycle, or the
 # CLI's lazy loads): lower it as they go, never raise it.
-MAX_FUNCTION_IMPORTS = 21
+MAX_FUNCTION_IMPORTS = 6
 # Modules at web/'s top level: features move into folders; lower it as they go, never raise it.
-MAX_WEB_TOP_MODULES = 6
+MAX_WEB_TOP_MODULES = 5
 
 
 def _modules() -> dict[str, Path]:

@@ -10,7 +10,7 @@ could bring, until when the negotiation runs) in each language: English, 简体�
     .venv/bin/python tools/screenshots.py [--out docs/screenshots] [--seed 7]
 
 A 4-seat game (its seats reading ``SEAT_LANGS``) is made and played to its end by the engine's
-bots through ``imtheboss.web.service.submit`` on a SQLite file in a temporary folder, on a
+bots through ``imtheboss.web.games.submit.submit`` on a SQLite file in a temporary folder, on a
 virtual clock (no waiting); the app is served on a free local port and Debian's chromium
 (``/usr/bin/chromium``, driven by Playwright) takes the pictures: the questions and the help
 while the game runs (the first moment their seat may close a deal; holds three kinds of card),
@@ -149,8 +149,8 @@ def _app(folder: Path, clock: Clock) -> Any:
 def _created(app: Any, seed: int) -> tuple[str, list[str]]:
     """The game, its seats reading ``SEAT_LANGS`` in ``ZONES``; returns its id and the seats'
     secret links' tokens."""
+    from imtheboss.web.games.create import create_game
     from imtheboss.web.models import Seat, db
-    from imtheboss.web.service import create_game
 
     with app.app_context():
         created = create_game("周末牌局", PLAYERS, {}, seed=f"screenshots-{seed}")
@@ -164,7 +164,9 @@ def _created(app: Any, seed: int) -> tuple[str, list[str]]:
 def _played(app: Any, clock: Clock, gid: str, seed: int, after: Callable[[GameState], None]) -> int:
     """Plays the game to its end, calling ``after`` with the state after each move; returns an
     event number in a running negotiation with open terms (for the replay)."""
-    from imtheboss.web.service import ServiceError, get_game, load_state, submit
+    from imtheboss.web.games.basics import ServiceError
+    from imtheboss.web.games.load import get_game, load_state
+    from imtheboss.web.games.submit import submit
 
     with app.app_context():
         state = load_state(get_game(gid))

@@ -11,19 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy.exc
-from flask import Flask, current_app, jsonify, make_response, render_template, request
+from flask import Flask, request
 from flask_babel import Babel
 from flask_migrate import Migrate, upgrade
-from flask_wtf.csrf import CSRFError, CSRFProtect
+from flask_wtf.csrf import CSRFError
 from imtheboss.engine import languages
 from imtheboss.web.app import logs as app_logs  # (web.logs is the old name of a gunicorn class)
+from imtheboss.web.app.errors import error_response, unreachable_response
+from imtheboss.web.app.health import check_at_start
 from imtheboss.web.app.limits import init_limits
 from imtheboss.web.app.queue import init_queue
-from imtheboss.web.app.security import csrf_refusal, init_security
+from imtheboss.web.app.security import csrf, csrf_refusal, init_security
+from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.models import db
-from imtheboss.web.players.people import page_language
+from imtheboss.web.players.auth import page_language
 from imtheboss.web.say import display, refusals
-from imtheboss.web.service import ServiceError
+from imtheboss.web.say.display import LANGUAGES
 from imtheboss.web.settings import Settings
 from imtheboss.web.store import outage
 from sqlalchemy import event
@@ -33,9 +36,7 @@ from werkzeug.exceptions import HTTPException
 # The templates ship inside the package, beside ``web`` (``imtheboss/templates`` in a wheel, the
 # top-level ``templates/`` folder in a checkout).
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-LANGUAGES = languages.names()  # {code: name}: the menus and every check of a code
 
-csrf = CSRFProtect()
 migrate = Migrate()
 babel = Babel()
 
@@ -62,7 +63,7 @@ def _begin(conn: Any) -> None:
 
 def select_locale() -> str:
     """The language: ``?lang=``, then the session, then the seat's or the signed-in player's
-    (``players.page_language``: a seat without a language of its own reads in its address's
+    (``auth.page_language``: a seat without a language of its own reads in its address's
     default), then the browser's Accept-Language; outside a request (mail rendered by the
     worker), ``g.locale`` or English."""
     from flask import g, has_request_context, session
@@ -131,8 +132,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         with app.app_context():
             upgrade(directory=str(Path(__file__).parent / "migrations"))
             db.engine.dispose()  # no connection crosses a fork (gunicorn --preload)
-    from imtheboss.web.app.health import check_at_start  # cycle: health imports error_response
-
     check_at_start(app)
     return app
 
@@ -161,8 +160,8 @@ def _register_blueprints(app: Flask) -> None:
     for name in (
         "imtheboss.web.app.inputs",  # first: every request's input is checked before a view runs
         "imtheboss.web.app.health",  # /healthz, /readyz, /metrics; 503 while the schema is behind
-        "imtheboss.web.pages.common",
-        "imtheboss.web.api.seat",
+        "imtheboss.web.pages",  # the pages blueprint (pages/common.py) and its rooms
+        "imtheboss.web.api",  # the api blueprint (api/seat.py) and the organiser's routes
         "imtheboss.web.players.links",
         "imtheboss.web.pages.orders",
         "imtheboss.web.pages.replay",
@@ -180,51 +179,6 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.pages.rules",
     ):
         importlib.import_module(name).register(app)
-
-
-JSON_KEY = "imtheboss.json_endpoints"  # in ``app.extensions``: endpoints that answer JSON
-
-
-def wants_json() -> bool:
-    """API requests (``/api/``), the endpoints that answer JSON (``app.extensions[JSON_KEY]``:
-    the push subscription's) and clients that prefer JSON get JSON errors."""
-    if request.path.startswith("/api/"):
-        return True
-    if request.endpoint in current_app.extensions.get(JSON_KEY, ()):
-        return True
-    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
-    return (
-        best == "application/json"
-        and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
-    )
-
-
-def error_response(status: int, code: str, message: str, rule: str = "") -> Any:
-    """A refusal as the client wants it: ``{"error": {"code", "message", "rule"}}`` for the
-    API (``wants_json``), else the error page; plain text if the page cannot be drawn."""
-    if wants_json():
-        return jsonify({"error": {"code": code, "message": message, "rule": rule}}), status
-    try:
-        return render_template(
-            "error.html", status=status, code=code, message=message, rule=rule
-        ), status
-    except Exception:  # no template yet, or it failed: still a clear answer
-        return (
-            f"{status} {code}: {message}\n",
-            status,
-            {"Content-Type": "text/plain; charset=utf-8"},
-        )
-
-
-def unreachable_response(exc: BaseException) -> Any:
-    """The answer to a request that found the database unreachable (``exc``, logged without
-    statement or parameters): 503 with ``Retry-After`` and ``outage.message()``."""
-    current_app.logger.warning(
-        "database unreachable on %s %s: %s", request.method, request.path, outage.reason(exc)
-    )
-    response = make_response(error_response(503, "database_unavailable", outage.message()))
-    response.headers["Retry-After"] = str(outage.RETRY_AFTER)
-    return response
 
 
 def _end_transaction(response: Any) -> Any:

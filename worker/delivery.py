@@ -18,8 +18,8 @@ import time
 from datetime import datetime, timedelta
 
 from flask import current_app
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import SENDING, Notification, db
-from imtheboss.web.service import now_utc
 from imtheboss.worker.smtp import MailFailure
 from sqlalchemy import Select, select
 from sqlalchemy.exc import InterfaceError, OperationalError

@@ -25,6 +25,9 @@ from flask_babel import lazy_gettext, ngettext
 from imtheboss.engine import languages
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, view
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.load import load_state
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail import kinds
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.pages.orders import pace_sentence
@@ -33,7 +36,6 @@ from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_lin
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.replies.mail import asks, reply_way, seat_address
 from imtheboss.web.say import display, story
-from imtheboss.web.service import load_state, now_utc, seats_of
 from imtheboss.web.store.negotiations import records
 from imtheboss.worker.mail_thread import (
     list_id,

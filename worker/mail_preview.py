@@ -35,21 +35,17 @@ from imtheboss.engine import languages
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import confirm_game, create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.organiser import replace_player
+from imtheboss.web.games.seats import set_seat_email
+from imtheboss.web.games.submit import submit
 from imtheboss.web.mail.kinds import ADDRESSED
 from imtheboss.web.mail.kinds import KINDS as MAIL_KINDS
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.replies.answer import answer, thread_of
-from imtheboss.web.service import (
-    ServiceError,
-    confirm_game,
-    create_game,
-    get_game,
-    load_state,
-    set_seat_email,
-    submit,
-)
 from imtheboss.web.settings import Settings
 from imtheboss.worker.mail import compose
 from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders

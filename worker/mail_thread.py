@@ -17,10 +17,10 @@ from babel.dates import format_datetime
 from flask import current_app
 from flask_babel import get_locale
 from flask_babel import gettext as _
+from imtheboss.web.games.names import DEFAULT_TITLE
 from imtheboss.web.mail.kinds import is_game_matter
 from imtheboss.web.models import Game, NegotiationRecord, Notification, db
 from imtheboss.web.say.display import page_time, space_number, utc_offset, zone
-from imtheboss.web.service import DEFAULT_TITLE
 from sqlalchemy import or_, select
 
 # Kinds that are never a negotiation's matter, even when written with the event that ended one.

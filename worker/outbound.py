@@ -13,44 +13,26 @@ post has one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it
 ``post_one(row_id)`` posts one (a retry is queued with the backoff as its countdown);
 ``sweep_outbound`` (beat) queues again what the queue lost and what is due for a retry, and
 marks lost posts ``unknown``. How a row becomes a request and what its answer means:
-``imtheboss.worker.webhooks``, ``imtheboss.worker.push``.
+``imtheboss.worker.webhooks``, ``imtheboss.worker.push``; posting one and what its answer
+means: ``imtheboss.worker.posting``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 
 from celery import shared_task
 from flask import current_app
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import Game, db
-from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import now_utc
+from imtheboss.worker import push, webhooks
+from imtheboss.worker.posting import Outcome
 from imtheboss.worker.tasks import RETRY_DB
 from sqlalchemy import select, update
 
 LOST = timedelta(seconds=60)  # a pending row never tried this long: the queue lost its task
 QUEUED_AGAIN = timedelta(seconds=60)  # the sweep queues a row again at most this often
-
-
-@dataclass(frozen=True)
-class Request:
-    """A post to make: the URL, the raw body, the headers."""
-
-    url: str
-    body: bytes
-    headers: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a post went: ``state`` ``sent``, ``retry`` or ``failed``; ``code`` why (``redirect``,
-    ``rejected``, ``server``, ``refused``, ``timeout``, ``tls``, ``not_public``, ``gone``...)."""
-
-    state: str
-    code: str = ""
-    detail: str = ""
 
 
 def backoff(attempts: int) -> timedelta:
@@ -65,24 +47,8 @@ def stale() -> timedelta:
     return max(timedelta(minutes=10), timedelta(seconds=10 * current_app.config["WEBHOOK_TIMEOUT"]))
 
 
-def send(request: Request) -> ssrf.Reply:
-    """Post ``request`` through the SSRF guard with the app's settings. Raises
-    ``ssrf.Refused`` or ``ssrf.Unreachable``."""
-    config = current_app.config
-    return ssrf.post(
-        request.url,
-        request.body,
-        request.headers,
-        timeout=float(config["WEBHOOK_TIMEOUT"]),
-        allow_loopback=bool(config["WEBHOOK_ALLOW_LOOPBACK"]),
-        ca_file=config["WEBHOOK_CA_FILE"],
-    )
-
-
 def deliver(row: OutboundPost, game: Game) -> Outcome:
     """Compose and post ``row`` (claimed ``sending``) by its channel."""
-    from imtheboss.worker import push, webhooks  # cycle: both import this module's Outcome
-
     channel = webhooks if row.webhook_id is not None else push
     return channel.deliver(row, game)
 
@@ -189,32 +155,3 @@ def sweep_outbound() -> dict[str, int]:
     for row_id in due:
         post_one.delay(row_id)
     return {"queued": len(due), "lost": lost}
-
-
-def classify(reply: ssrf.Reply) -> Outcome:
-    """What an answer means for a post: 2xx sent; a redirect (never followed) and other 4xx
-    failed; 408, 425, 429 and 5xx tried again."""
-    status = reply.status
-    detail = f"{status} {reply.body[:120].decode(errors='replace')}".strip()
-    if 200 <= status < 300:
-        return Outcome("sent")
-    if 300 <= status < 400:
-        return Outcome("failed", "redirect", detail)
-    if status in (408, 425, 429) or status >= 500:
-        return Outcome("retry", "server", detail)
-    return Outcome("failed", "rejected", detail)
-
-
-def post(request: Request, gone: tuple[int, ...] = ()) -> Outcome:
-    """Post ``request`` and say how it went (``classify``; the statuses ``gone`` are failed
-    with the code ``gone``; the guard's refusal is failed for good, no answer is tried
-    again)."""
-    try:
-        reply = send(request)
-    except ssrf.Refused as exc:
-        return Outcome("failed", exc.code, exc.detail)
-    except ssrf.Unreachable as exc:
-        return Outcome("retry", exc.code, exc.detail)
-    if reply.status in gone:
-        return Outcome("failed", "gone", str(reply.status))
-    return classify(reply)

@@ -9,11 +9,11 @@ import json
 import time
 from urllib.parse import urlsplit
 
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import push
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
-from imtheboss.web.service import seats_of
-from imtheboss.worker.outbound import Outcome, Request, post
+from imtheboss.worker.posting import Outcome, Request, post
 from pywebpush import WebPusher
 from sqlalchemy import delete, select
 

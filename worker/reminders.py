@@ -2,7 +2,7 @@
 
 - ``plan_reminders``: an open deadline with no ``remind_at`` gets one (its opening time plus
   80% of the window, ``notify.remind_time``), so the rows are found by time, not by loading
-  every open deadline. The service writes it with the row (``service.deadline_changes``):
+  every open deadline. The service writes it with the row (``deadlines.deadline_changes``):
   only rows written by code before that need planning.
 - ``claim_reminders`` (the sweep): due ones are taken in batches (``FOR UPDATE SKIP LOCKED``)
   and their ``remind_at`` pushed on by ``DEADLINE_STALE_SECONDS``, a lease: if the mail worker
@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.notify import remind_time, reminder
 from imtheboss.web.models import OPEN_STATE, Deadline, Game, Notification, db
-from imtheboss.web.outbound.outbox import queue_written
+from imtheboss.web.outbound.writer import queue_written
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.service import load_state
 from sqlalchemy import Select, Update, select, update
 
 PLAN_MAX = 5000  # rows planned by one sweep (the rest by the next)

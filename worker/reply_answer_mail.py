@@ -16,6 +16,8 @@ from flask_babel import lazy_gettext as _l
 from imtheboss.engine import languages
 from imtheboss.engine.history import Message
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.load import load_state
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail.notify import space_facts
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.players import people as players
@@ -26,7 +28,6 @@ from imtheboss.web.replies.moves import move_text
 from imtheboss.web.replies.words import WORDS
 from imtheboss.web.say import display, story
 from imtheboss.web.say.refusals import refusal
-from imtheboss.web.service import load_state, seats_of
 from imtheboss.worker.mail_thread import list_id
 
 LOCALES = languages.CODES

@@ -28,8 +28,8 @@ from typing import Any
 
 import dkim
 from flask import current_app
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import OutboxMail, db
-from imtheboss.web.service import now_utc
 
 
 class MailFailure(Exception):

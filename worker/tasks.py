@@ -40,9 +40,11 @@ from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.app.metrics import mark_sweep
 from imtheboss.web.games import presence
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.mail.kinds import BATCHED_ANSWERS, ESSENTIAL, IN_WINDOW
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
-from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
     DB_ERRORS,
     backoff,

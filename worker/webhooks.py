@@ -1,13 +1,13 @@
 """A webhook's post (``imtheboss.web.outbound.hooks``): the body in the webhook's shape, signed with
-its secret, posted through the SSRF guard (``imtheboss.worker.outbound.post``)."""
+its secret, posted through the SSRF guard (``imtheboss.worker.posting.post``)."""
 
 from __future__ import annotations
 
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import hooks
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
-from imtheboss.web.service import seats_of
-from imtheboss.worker.outbound import Outcome, Request, post
+from imtheboss.worker.posting import Outcome, Request, post
 
 USER_AGENT = "imtheboss-webhook/1"
 

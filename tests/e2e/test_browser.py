@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from imtheboss.engine.board import default_board
-from imtheboss.web.service import create_game
+from imtheboss.web.games.create import create_game
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from support.deal import NAMES, PLAYERS, find_setup
 

@@ -14,9 +14,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
-from imtheboss.web.service import create_game, seats_of
 from support.deal import NAMES, PLAYERS, find_setup
 from support.e2e import Process, free_port, wait_for
 from support.tls_proxy import issue_certificate

@@ -1,6 +1,6 @@
 """The question before a move that cannot be taken back, on a 360 x 740 phone in zh_Hans.
 
-A 4-seat game is played by the bots through ``imtheboss.web.service.submit`` (the test's
+A 4-seat game is played by the bots through ``imtheboss.web.games.submit.submit`` (the test's
 clock, the test PostgreSQL database). The first time a seat may make each of the moves that ask
 first (``imtheboss.web.say.commands.CONFIRM``: a boss card, close, fail, a travel card, a recruit),
 that seat's browser (Debian's chromium, JavaScript on, reading the pages in zh_Hans) taps the
@@ -21,8 +21,9 @@ import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting, legal_commands
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.say.commands import CONFIRM
-from imtheboss.web.service import create_game, get_game, load_state
 from playwright.sync_api import Browser, Page, expect
 from support.bots import Hoarder
 from support.play import play_to_end

@@ -20,9 +20,11 @@ import psycopg
 import pytest
 import requests
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import hash_token
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
-from imtheboss.web.service import create_game, hash_token, seats_of
 from support.e2e import Process, free_port, wait_for
 from support.postgres import allow_connections, own_database, refuse_connections
 

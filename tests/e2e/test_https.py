@@ -22,9 +22,11 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import requests
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import db
 from imtheboss.web.players.links import unsubscribe_link
-from imtheboss.web.service import create_game, get_game, seats_of
 from playwright.sync_api import Browser, Page, expect
 from support.deal import NAMES, PLAYERS, find_setup
 from support.e2e import Form, page_forms

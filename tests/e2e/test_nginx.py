@@ -18,9 +18,10 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import requests
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link
-from imtheboss.web.service import create_game, seats_of
 from support.deal import NAMES, PLAYERS, find_setup
 from support.e2e import page_forms
 from support.tls_proxy import NGINX, TlsProxy

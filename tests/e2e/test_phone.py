@@ -2,7 +2,7 @@
 
 A 4-seat game whose title and two players' names are 40 letters without a break, and whose
 first deal carries a chat line of one 300-letter word, is played to its end by the engine's
-bots through ``imtheboss.web.service.submit`` (on the test PostgreSQL database, the clock the
+bots through ``imtheboss.web.games.submit.submit`` (on the test PostgreSQL database, the clock the
 test's own). At the first running deal with open terms, the first stop window, the first last
 call, the first discard step, the first closed deal and at the end, real chromium (Playwright,
 JavaScript on, a 360 x 740 viewport) opens every page each seat can reach and measures
@@ -33,11 +33,14 @@ import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.links import confirm_link, unsubscribe_link
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.players.signin import sign_in_link
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from playwright.sync_api import Browser, BrowserContext, Page
 from sqlalchemy import select
 from support.bots import Hoarder

@@ -35,9 +35,9 @@ from urllib.parse import urldefrag, urlsplit
 import pytest
 import requests
 from imtheboss.engine.cards import CARD_NAMES
+from imtheboss.web.games.basics import hash_token
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.say import story
-from imtheboss.web.service import hash_token
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select
 from support.e2e import Mail, wait_for
@@ -222,7 +222,7 @@ def _tokens(stack: Stack, gid: str) -> list[str]:
     """Each seat's secret token, from its invitation; it must be that seat's own."""
     tokens = []
     with stack.app.app_context():
-        from imtheboss.web.service import seats_of
+        from imtheboss.web.games.seats import seats_of
 
         hashes = [s.token_hash for s in seats_of(gid)]
         db.session.remove()

@@ -49,12 +49,12 @@ import requests
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import own_act
 from imtheboss.engine.state import GameState, replay
+from imtheboss.web.games.load import load_events
 from imtheboss.web.models import db
 from imtheboss.web.replies.choices import choices
 from imtheboss.web.replies.terms import TERMS_VERBS, Shown, by_letter, read_mark, standing
 from imtheboss.web.replies.words import WORDS, Reading, understand
 from imtheboss.web.say.commands import VERB_COMMAND
-from imtheboss.web.service import load_events
 from support import stack as e2e
 from support.dovecot import Dovecot
 from support.e2e import Mail, free_port, page_forms, wait_for

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from imtheboss.engine.bots import SensibleBot
-from imtheboss.web.service import create_game, get_game, load_state
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from playwright.sync_api import Browser, Page
 from support.deal import PLAYERS
 from support.play import play_to_end

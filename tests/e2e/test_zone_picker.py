@@ -56,7 +56,7 @@ def test_a_seat_s_game_page_with_the_help_fits_a_phone(
 ) -> None:
     """The header's Rules link, the card help under the hand and the space help under the
     board, opened, on a seat's game page."""
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
     from support.deal import PLAYERS
 
     with app.app_context():

@@ -55,7 +55,7 @@ def test_typical_group_uses_the_servers_default_orders():
     finally:
         sys.path.remove(str(PACE.parent))
     from imtheboss.engine.orders import DEFAULT_PACE, pace_orders
-    from imtheboss.web.service import _orders
+    from imtheboss.web.games.create import _orders
 
     args = bench.parse_args(["--typical", "--games", "1"])
     assert (args.orders, args.changed, args.premoves) == ("default", 2, 0.2)

@@ -1,4 +1,4 @@
-"""Bots of the tests that play whole games through the web service (tests/web/test_hidden_pages.py,
+"""Bots of the tests that play whole games through the game service (tests/web/test_hidden_pages.py,
 tests/e2e/test_phone.py, the replay's tests) beside the engine's own."""
 
 from __future__ import annotations

@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import update
 
 from support.deal import PLAYERS, find_setup

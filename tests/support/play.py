@@ -1,4 +1,4 @@
-"""Whole games played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the test
+"""Whole games played by the engine's bots THROUGH ``imtheboss.web.games.submit.submit`` on the test
 database, on the test clock (no sleeping: when nobody can act, the clock jumps to the next
 deadline and the scheduler's ``timeout`` is submitted)."""
 
@@ -12,7 +12,8 @@ from typing import Any
 from imtheboss.engine.bots import Bot
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web.service import ServiceError, submit
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.submit import submit
 
 MAX_COMMANDS = 3000
 # Every phase a game can be in: the games of the hidden-information tests visit them all.

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
@@ -22,7 +23,7 @@ class Asked:
     email: str
     mail: EmailMessage  # the mail that asked (place the marker)
     window: str = ""  # the window it asked about
-    created: Any = None  # service.CreatedGame: the seats' tokens
+    created: Any = None  # create.CreatedGame: the seats' tokens
 
     @property
     def address(self) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import get_game
 from sqlalchemy import select
 
 _KEY = re.compile(r"\b(text-)?[0-9a-f]{32}\b")  # idempotency keys made at render time

@@ -33,8 +33,8 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, replay
 from imtheboss.engine.views import awaiting, legal_commands
 from imtheboss.web import create_app
+from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import get_game, load_events, load_state
 from sqlalchemy import func, select
 
 from support.e2e import Form, Mail, Mailbox, Process, free_port, page_forms, wait_for

@@ -25,8 +25,10 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, Notification, db
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
 
 from support.wait import SmtpServer, wait_for  # noqa: F401  (re-exported)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from imtheboss.web import create_app
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import db
-from imtheboss.web.service import create_game
 from support.api_client import World, find_deal_plan
 from support.deal import PLAYERS, find_setup
 from support.postgres import own_database

@@ -11,8 +11,9 @@ from datetime import timedelta
 import pytest
 import redis
 from imtheboss.web.app.queue import QUEUES
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.service import create_game, submit
 from sqlalchemy import select
 from support.app import make_app
 from support.deal import PLAYERS

@@ -864,7 +864,7 @@ def test_a_resend_carrying_the_replaced_token_still_answers_the_organiser(app, w
     )
     assert response.status_code == 200, response.status_code
     page = response.get_data(as_text=True)
-    from imtheboss.web.service import seats_of
+    from imtheboss.web.games.seats import seats_of
 
     with app.app_context():
         address = seats_of(world.gid)[1].email
@@ -875,7 +875,7 @@ def test_text_written_on_several_lines_passes_the_edge_with_a_browser_s_line_bre
     """Browsers send a textarea's line breaks as CRLF: a chat (``text``) and a pasted reply
     (``body``) take them; a one-line field does not."""
     from imtheboss.web.app import inputs
-    from imtheboss.web.service import ServiceError
+    from imtheboss.web.games.basics import ServiceError
 
     for name in ("text", "body"):
         with app.test_request_context("/x", method="POST", data={name: "allow\r\n\r\n> quoted"}):

@@ -14,8 +14,8 @@ from flask_babel import force_locale
 from imtheboss.engine.simulate import simulate
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands, view
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.say import board_svg, command_forms, display
-from imtheboss.web.service import get_game, load_state
 from support.page_forms import forms_of
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -10,17 +10,12 @@ import re
 from typing import Any
 
 from imtheboss.engine.state import replay
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.create import CreatedGame, create_game
+from imtheboss.web.games.load import get_game, load_events, state_after
+from imtheboss.web.games.submit import submit
 from imtheboss.web.games.timeouts import submit_timeouts
 from imtheboss.web.models import Checkpoint, Deadline, db
-from imtheboss.web.service import (
-    CreatedGame,
-    create_game,
-    get_game,
-    load_events,
-    now_utc,
-    state_after,
-    submit,
-)
 from imtheboss.web.store.rows import CHECKPOINT_EVERY
 from sqlalchemy import select
 from support.api_client import signed_in

@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import CommandRecord, EventRecord, db
-from imtheboss.web.service import create_game, get_game
 from sqlalchemy import func, select
 from support.api_client import NAMES, Api, find_stop_plan
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 from imtheboss.web import create_app
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import create_game
 from imtheboss.web.store import outage
 from sqlalchemy import create_engine, func, select, text
 from support.api_client import Api

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 from imtheboss.web import create_app
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import db
-from imtheboss.web.service import create_game
 from support.api_client import Api
 from support.wait import free_port
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from imtheboss.web.app.doctor import findings
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound import hooks
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import create_game, set_status
 from imtheboss.worker.cli import main
 from sqlalchemy import update
 from support.wait import free_port

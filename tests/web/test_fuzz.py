@@ -23,9 +23,9 @@ from urllib.parse import quote, urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imtheboss.engine.game import COMMANDS
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_link
-from imtheboss.web.service import get_game
 from sqlalchemy import select
 from support.api_client import World, fill, signed_in, stored, with_csrf
 from werkzeug.routing import Rule

@@ -7,8 +7,11 @@ from __future__ import annotations
 import random
 
 from imtheboss.web.games import organiser
+from imtheboss.web.games.basics import hash_token
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
-from imtheboss.web.service import create_game, hash_token, seats_of, submit
 from support.orders import random_orders_json
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]

@@ -17,9 +17,10 @@ import pytest
 from flask_migrate import upgrade
 from imtheboss.web import create_app
 from imtheboss.web.app.metrics import mark_sweep
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.service import create_game, set_status
 from prometheus_client.parser import text_string_to_metric_families
 from support.api_client import Api
 from support.logs import written

@@ -10,7 +10,7 @@ import random
 
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
-from imtheboss.web.service import get_game, load_state
+from imtheboss.web.games.load import get_game, load_state
 from support.home_games import make_home_games
 from support.orders import random_orders_json
 from support.scramble import normalized, store_log

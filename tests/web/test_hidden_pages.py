@@ -2,10 +2,10 @@
 hides (other seats' hands, the draw pile's order, the seed before the end, other seats' money
 without ``open_money``, other seats' standing orders, A10).
 
-A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.service.submit`` on the
-test PostgreSQL database. At sampled moments (the first time the game is in each phase, then every
-few commands, and at the end) every seat (and the organiser, a spectator) fetches every page and
-fragment it can reach and the API's answers, and two checks run:
+A whole 4-player game is played by the engine's bots THROUGH ``imtheboss.web.games.submit.submit``
+on the test PostgreSQL database. At sampled moments (the first time the game is in each phase, then
+every few commands, and at the end) every seat (and the organiser, a spectator) fetches every page
+and fragment it can reach and the API's answers, and two checks run:
 
 - the scramble (as in tests/engine/test_hidden_information.py): everything hidden from the
   viewer is rearranged in the database — the state snapshot the pages load (other hands dealt
@@ -46,11 +46,13 @@ from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, state_to_json
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, Notification, db
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story
 from imtheboss.web.say.display import card_text
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 from support.bots import Hoarder
 from support.orders import random_orders_json

@@ -35,9 +35,11 @@ from imtheboss.engine.cards import CARD_NAMES, DECK_SIZE
 from imtheboss.engine.events import Event
 from imtheboss.engine.orders import Orders
 from imtheboss.engine.state import GameState, apply_in_place, every_card, replay, state_to_json
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, db
 from imtheboss.web.say.display import card_text
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
 from support.api_client import signed_in
 from support.bots import Hoarder

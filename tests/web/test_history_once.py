@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from imtheboss.web.service import get_game, load_state, submit
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from support.page_forms import act
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from imtheboss.web.service import load_events
+from imtheboss.web.games.load import load_events
 from imtheboss.worker.imap_poll import connect, poll_once, run, wait
 from sqlalchemy.engine import make_url
 from support.dovecot import Dovecot

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from aiosmtpd.smtp import Envelope
-from imtheboss.web.service import get_game, load_events
+from imtheboss.web.games.load import get_game, load_events
 from imtheboss.worker.inbound_smtp import ReplyHandler
 from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url

@@ -3,8 +3,9 @@ window lasts, and the organiser, by their name too when they play in the game.""
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS

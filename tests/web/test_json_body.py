@@ -3,7 +3,8 @@ context (a script's, a test's) may stay pushed while many requests run in it."""
 
 from __future__ import annotations
 
-from imtheboss.web.service import create_game, load_events
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import load_events
 from support.api_client import Api
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

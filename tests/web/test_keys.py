@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import load_events
+from imtheboss.web.games.seats import set_status
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import CommandRecord, Deadline, db
-from imtheboss.web.service import create_game, load_events, set_status, submit
 from sqlalchemy import select
 from support.api_client import Api
 

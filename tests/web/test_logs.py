@@ -10,8 +10,9 @@ import re
 
 import pytest
 from imtheboss.web.app import logs
+from imtheboss.web.games.basics import hash_token
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import create_game, hash_token
 from sqlalchemy.exc import IntegrityError
 from support.logs import written
 

@@ -4,8 +4,9 @@ header): subject, greeting, buttons, and every line of what happened
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import get_game, load_state, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
@@ -68,7 +69,7 @@ def test_the_mails_of_one_negotiation_share_its_anchor_and_subject(app, game) ->
 
 
 def test_a_long_title_is_cut_in_the_subject(app) -> None:
-    from imtheboss.web.service import create_game
+    from imtheboss.web.games.create import create_game
     from support.reply_game import PLAYERS
 
     title = "The very long name of our Friday evening club's championship game of 2026"

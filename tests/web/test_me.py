@@ -8,8 +8,9 @@ import random
 import re
 
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
 from support.home_games import make_home_games
 from support.organiser import csrf_of

@@ -32,10 +32,13 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web.games import served
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
 from imtheboss.web.pages.game import CHAT, RECENT
 from imtheboss.web.say import timeline
-from imtheboss.web.service import ServiceError, create_game, get_game, load_state, submit
 from imtheboss.web.store import negotiations
 from sqlalchemy import event, text
 from support.app import make_app

@@ -5,8 +5,9 @@ seat for an address (400, nothing changed); ``/me`` would otherwise open both ha
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.service import ServiceError, create_game
 from sqlalchemy import func, select
 from support.organiser import csrf_of
 

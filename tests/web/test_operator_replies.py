@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from imtheboss.web.games.load import load_events
 from imtheboss.web.models import OutboxMail, db
-from imtheboss.web.service import load_events
 from support.organiser import csrf_of
 from support.reply_game import REPLY_CONFIG, answers, asked
 

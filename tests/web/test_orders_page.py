@@ -8,8 +8,9 @@ import re
 
 import pytest
 from imtheboss.engine.orders import DEFAULT_PACE, pace_orders
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
 from support.organiser import csrf_of
 
@@ -195,7 +196,7 @@ def test_a12_a_seat_names_its_night_when_the_game_has_quiet_hours(app):
 def test_a11_an_away_seat_says_it_is_back_in_one_tap(app):
     """A6, A11: a seat marked away sees so on its game page, with one button that brings it
     back (the server stops playing for it); the other seats see no button of its."""
-    from imtheboss.web.service import submit
+    from imtheboss.web.games.submit import submit
 
     gid, tokens = _game(app, options={"proxy_hours": 48})
     with app.app_context():
@@ -253,7 +254,7 @@ def test_a10_saving_the_orders_page_keeps_what_it_cannot_show(app):
     """A10: orders set through the API with a price in shares, a boss limit for one letter and
     pre-move conditions of k = 1 and 5 come back unchanged when the seat saves its orders page
     untouched."""
-    from imtheboss.web.service import submit
+    from imtheboss.web.games.submit import submit
 
     gid, tokens = _game(app)
     orders = {
@@ -280,8 +281,8 @@ def test_a10_a_deal_that_orders_play_through_in_one_command_is_told_as_it_went(a
     provider's posted price, the boss's limit accepting it, the close, the last call passed).
     The outbox reads each event in the state it made: the boss hears of the terms and of the
     agreement, though the deal is over when the command ends."""
+    from imtheboss.web.games.submit import submit
     from imtheboss.web.models import Notification
-    from imtheboss.web.service import submit
     from support.deal import PLAYERS as DEAL_PLAYERS
     from support.deal import find_setup
 

@@ -11,9 +11,11 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import pytest
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
-from imtheboss.web.service import ServiceError, create_game, get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import PLAYERS

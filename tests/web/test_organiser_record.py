@@ -11,8 +11,8 @@ import re
 from datetime import timedelta
 
 from imtheboss.web.games import organiser
+from imtheboss.web.games.load import get_game, load_events
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import get_game, load_events
 from sqlalchemy import select
 from support.api_client import signed_in, stored
 from support.organiser import open_deadlines

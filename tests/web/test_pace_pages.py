@@ -8,8 +8,10 @@ import re
 
 from imtheboss.engine.orders import BRISK, DEFAULT_PACE, RECOMMENDED, pace_orders
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, Notification, Seat, db
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import select
 from support.organiser import csrf_of
 

@@ -15,10 +15,12 @@ from urllib.parse import urlsplit
 import pytest
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import awaiting, view
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.say.display import card_text, page_time
-from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
 from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import NAMES, PLAYERS
@@ -457,8 +459,8 @@ def test_every_page_renders_over_a_simulated_game(app, clock) -> None:
     from imtheboss.engine.game import Command, decide
     from imtheboss.engine.state import apply_in_place, state_to_json
     from imtheboss.engine.views import legal_commands, next_deadline
+    from imtheboss.web.games.load import get_game
     from imtheboss.web.say.command_forms import public_command
-    from imtheboss.web.service import get_game
 
     players = [*PLAYERS, ("Dan", "dan@example.org")]
     with app.app_context():

@@ -5,9 +5,10 @@ before); a bad form saves nothing."""
 from __future__ import annotations
 
 from imtheboss.engine.orders import RECOMMENDED, Orders
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.people import Player
-from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select, update
 from support.organiser import csrf_of
 from support.sign_in import signed_in_client

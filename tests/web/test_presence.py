@@ -11,8 +11,9 @@ from datetime import timedelta
 
 import pytest
 from imtheboss.web.games import presence
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Notification, OutboxMail, Seat, db
-from imtheboss.web.service import create_game, submit
 from sqlalchemy import select, update
 from support.deal import PLAYERS, find_setup
 

@@ -4,8 +4,11 @@ a row. The start of the away proxy is mailed at once, whatever the seat's mail s
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker import tasks
 from imtheboss.worker.mail import compose
 from sqlalchemy import select, update

@@ -4,10 +4,13 @@ no event."""
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.games.submit import submit
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.replies.address import reply_address
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.service import create_game, get_game, load_state, seats_of, submit
 from support.reply_mails import quoted, raw_mail
 
 PLAYERS = [("Ann", "ann@example.org"), ("Bob", "bob@example.org"), ("Cy", "cy@example.org")]

@@ -13,12 +13,13 @@ import re
 import pytest
 from flask_babel import force_locale, gettext
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import push
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
 from imtheboss.web.say import decisions, display
-from imtheboss.web.service import create_game, get_game, load_state
 from py_vapid import Vapid
 from sqlalchemy import func, select, update
 from support.app import make_app

@@ -18,8 +18,9 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.record import RECORD_FORMAT
 from imtheboss.engine.state import GameState, replay
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.say.display import card_text
-from imtheboss.web.service import create_game, get_game, load_events, load_state
 from support.api_client import signed_in
 from support.deal import PLAYERS
 from support.play import play_to_end

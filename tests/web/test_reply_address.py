@@ -5,9 +5,11 @@ seat, the seat token's fingerprint and the window, and a changed byte breaks it.
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game
+from imtheboss.web.games.seats import resend_invitation
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import BadReplyAddress, read_address, reply_address
-from imtheboss.web.service import create_game, get_game, resend_invitation
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import asked

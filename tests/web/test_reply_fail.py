@@ -5,10 +5,12 @@ deal. ``fail`` is never among the words a mail suggests."""
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
-from imtheboss.web.service import create_game, get_game, load_events, submit
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS, find_setup

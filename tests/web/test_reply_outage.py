@@ -11,9 +11,9 @@ import threading
 
 import psycopg
 import pytest
+from imtheboss.web.games.load import load_events
 from imtheboss.web.models import ReplyClaim, db
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.service import load_events
 from imtheboss.web.store import outage
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url

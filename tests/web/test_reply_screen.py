@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from imtheboss.web.games.load import get_game
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.screen import AUTO_SUBJECTS, auto_subject
-from imtheboss.web.service import get_game
 from support.logs import written
 from support.reply_game import REPLY_CONFIG, answers, asked
 from support.reply_mails import many_parts_mail, nested_mail, quoted, raw_mail

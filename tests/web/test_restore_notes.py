@@ -10,9 +10,9 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import create_game
 from imtheboss.worker.tasks import requeue_statement
 from sqlalchemy import select, text
 from support.deal import PLAYERS

@@ -5,9 +5,9 @@ POST (CSRF) switches. The first open, and the same seat again, stay one tap."""
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.links import seat_link
-from imtheboss.web.service import create_game
 from sqlalchemy import select
 from support.organiser import csrf_of
 from support.sign_in import signed_in_client

@@ -12,9 +12,10 @@ import pytest
 from flask import Flask, request
 from imtheboss.web import create_app
 from imtheboss.web.app.security import CSP
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import db
 from imtheboss.web.players.links import seat_link, unsubscribe_link
-from imtheboss.web.service import create_game, seats_of
 from support.deal import PLAYERS
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"

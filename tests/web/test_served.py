@@ -11,9 +11,10 @@ from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import apply_in_place, replay
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.games import served
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.mail import notify
 from imtheboss.web.models import Notification, db
-from imtheboss.web.service import get_game, load_state, submit
 from sqlalchemy import select
 
 IDLE = 2

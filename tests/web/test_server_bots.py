@@ -1,5 +1,5 @@
 """Bot seats on the server (A13): a game of two people and three bots made by the service,
-played to its end through ``service.submit`` (the people by ``SensibleBot``, the bot seats by
+played to its end through ``submit.submit`` (the people by ``SensibleBot``, the bot seats by
 the server itself, at once after each commit), with no mail, invitation nor link for a bot
 seat; the bot reads only its seat's view; a game of bots only is refused; the log, the replay
 and the export hold the bot seats and mark the bot's acts. Real PostgreSQL, the test clock."""
@@ -18,19 +18,12 @@ from imtheboss.engine.state import GameState, apply_in_place, replay
 from imtheboss.engine.verify import verify
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.web.games import bots, rematch
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import confirm_game, create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.seats import resend_invitation, seats_of, set_seat_email
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
-from imtheboss.web.service import (
-    ServiceError,
-    confirm_game,
-    create_game,
-    get_game,
-    load_events,
-    load_state,
-    resend_invitation,
-    seats_of,
-    set_seat_email,
-    submit,
-)
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import game_export
 from sqlalchemy import func, select

@@ -7,20 +7,12 @@ from datetime import timedelta
 
 import pytest
 from imtheboss.engine.state import replay
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import SNAPSHOT_EVERY, get_game, load_events, load_state
+from imtheboss.web.games.seats import resend_invitation, seat_by_token, seats_of, set_seat_email
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
-from imtheboss.web.service import (
-    SNAPSHOT_EVERY,
-    ServiceError,
-    create_game,
-    get_game,
-    load_events,
-    load_state,
-    resend_invitation,
-    seat_by_token,
-    seats_of,
-    set_seat_email,
-    submit,
-)
 from sqlalchemy import func, select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
@@ -117,7 +109,7 @@ def test_deadlines_follow_the_open_windows(app, clock) -> None:
 
 
 def test_paused_game_refuses_commands(app) -> None:
-    from imtheboss.web.service import set_status
+    from imtheboss.web.games.seats import set_status
 
     with app.app_context():
         created = create_game("t", PLAYERS)
@@ -137,7 +129,7 @@ def test_paused_game_refuses_commands(app) -> None:
 def test_resume_moves_deadlines_by_the_paused_time(app, clock) -> None:
     """Pausing stops the clock for the players: on resume every open deadline (and its row)
     moves later by the paused time, as an ``extend`` in the log (A1)."""
-    from imtheboss.web.service import set_status
+    from imtheboss.web.games.seats import set_status
 
     with app.app_context():
         created = create_game("t", PLAYERS, {"windows": {"turn": 3600}})

@@ -8,9 +8,9 @@ from __future__ import annotations
 import importlib
 import re
 
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import OutboxMail, Seat, db
 from imtheboss.web.players.people import Player, SignInLink
-from imtheboss.web.service import create_game
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select
 from support.organiser import csrf_of

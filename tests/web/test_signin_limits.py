@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import db
 from imtheboss.web.players.people import SignInLink
-from imtheboss.web.service import create_game
 from sqlalchemy import func, select
 from support.app import client_at
 from support.sign_in import ask_link, newest_link, press

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import pytest
 from imtheboss.engine.state import replay, snapshot_is_current
+from imtheboss.web.games.create import CreatedGame, create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
-from imtheboss.web.service import (
-    CreatedGame,
-    create_game,
-    get_game,
-    load_events,
-    load_state,
-    submit,
-)
 from support.api_client import Api
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

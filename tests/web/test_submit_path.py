@@ -25,17 +25,12 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands, next_deadline
 from imtheboss.engine.windows import due_windows
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import SNAPSHOT_EVERY, get_game, load_events, load_state
+from imtheboss.web.games.seats import set_status
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, db
-from imtheboss.web.service import (
-    SNAPSHOT_EVERY,
-    ServiceError,
-    create_game,
-    get_game,
-    load_events,
-    load_state,
-    set_status,
-    submit,
-)
 from imtheboss.web.store.rows import STATES, Held
 from psycopg.types.json import Jsonb
 from sqlalchemy import event, func, select, text

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from imtheboss.engine.state import replay
 from imtheboss.engine.windows import due_windows
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

@@ -13,8 +13,10 @@ import pytest
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.events import Event
 from imtheboss.engine.simulate import START, simulate
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.say import story_read, threads
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from imtheboss.web.store import negotiations
 from support.api_client import signed_in
 from support.deal import PLAYERS

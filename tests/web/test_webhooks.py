@@ -13,9 +13,11 @@ import re
 import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.outbound import hooks, ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
-from imtheboss.web.service import create_game, get_game, load_state, submit
 from sqlalchemy import func, select
 from support.app import make_app
 from support.bots import Hoarder

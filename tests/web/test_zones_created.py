@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
-from imtheboss.web.service import get_game
 from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS

@@ -1,6 +1,6 @@
 """Bot seats after a timeout (A13): when a person's window runs out and the worker's firing
 hands the turn to a bot seat, the bot plays at once (``firing.bots_after_timeouts``), in the
-batch path (``timeouts.submit_timeouts``, which does not go through ``service.submit``) as in
+batch path (``timeouts.submit_timeouts``, which does not go through ``submit.submit``) as in
 the service path. Real PostgreSQL, the firing code run in this process on a clock of the
 test's own."""
 
@@ -13,8 +13,8 @@ from imtheboss.engine.board import default_board
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.service import create_game
 from sqlalchemy import select
 from support.worker import SLOW, players
 

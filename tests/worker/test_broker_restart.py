@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import redis
 from imtheboss.web.app import queue
-from imtheboss.web.service import create_game
+from imtheboss.web.games.create import create_game
 from support.wait import free_port, wait_for
 from support.worker import players
 

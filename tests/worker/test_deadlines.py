@@ -14,8 +14,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from imtheboss.web.app import queue
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
-from imtheboss.web.service import create_game, set_status
 from sqlalchemy import select, text
 from support.worker import (
     flush_redis,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Deadline, Notification, db
-from imtheboss.web.service import now_utc, submit
 from sqlalchemy import func, select, update
 from support.worker import slow_games, timed_out_windows
 
@@ -78,7 +79,7 @@ def test_a_dead_workers_claims_are_taken_again_once_stale(quiet_app, ahead):
 def test_paused_games_deadlines_are_not_claimed(quiet_app, ahead):
     """A paused game's due deadline waits: it is claimed once the game goes on (the resume
     moves it by the time paused, A1: it was a minute overdue, and is again)."""
-    from imtheboss.web.service import set_status
+    from imtheboss.web.games.seats import set_status
     from imtheboss.worker.firing import claim_due
 
     app, clock = ahead

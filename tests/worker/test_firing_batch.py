@@ -17,6 +17,8 @@ from typing import Any
 
 import psycopg
 from imtheboss.engine.game import Command, decide_state
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import (
     SERVER_SCOPE,
@@ -26,7 +28,6 @@ from imtheboss.web.models import (
     Notification,
     db,
 )
-from imtheboss.web.service import get_game, load_state, now_utc
 from imtheboss.web.store.rows import STATES
 from sqlalchemy import event, select, update
 from support.wait import wait_for

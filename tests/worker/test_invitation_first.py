@@ -8,8 +8,9 @@ server and the tests' PostgreSQL database."""
 from __future__ import annotations
 
 from imtheboss.web.app import queue
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import Notification, db
-from imtheboss.web.service import create_game, get_game, load_state
 from sqlalchemy import select
 from support.wait import free_port
 from support.worker import Mailbox, deliver_here, invitation, players, wait_for

@@ -21,10 +21,11 @@ from zoneinfo import ZoneInfo
 
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.app import queue
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import mark_seen, seats_of, set_status
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story
-from imtheboss.web.service import create_game, mark_seen, seats_of, set_status
 from sqlalchemy import func, select, update
 from support.worker import (
     act,

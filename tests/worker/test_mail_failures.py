@@ -5,7 +5,7 @@ what did not go out, and why, on the admin page.
 
 from __future__ import annotations
 
-from imtheboss.web.service import create_game
+from imtheboss.web.games.create import create_game
 from support.worker import (
     act,
     admin_page,

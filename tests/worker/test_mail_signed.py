@@ -19,8 +19,8 @@ import dkim
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import create_game
 from sqlalchemy import update
 from support.wait import free_port
 from support.worker import Mailbox, deliver_here, invitation, players

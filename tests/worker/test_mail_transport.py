@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import trustme
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Seat, db
-from imtheboss.web.service import create_game
 from sqlalchemy import update
 from support.wait import free_port, wait_for
 from support.worker import Mailbox, SilentServer, deliver_here, invitation, players

@@ -9,9 +9,11 @@ import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.organiser import extend
 from imtheboss.web.models import Deadline, db
-from imtheboss.web.service import create_game, get_game, load_state, now_utc
 from sqlalchemy import select
 from support.worker import players, timed_out_windows
 

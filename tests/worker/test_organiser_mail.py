@@ -4,8 +4,9 @@ address when the organiser changes it."""
 
 from __future__ import annotations
 
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.seats import set_seat_email
 from imtheboss.web.models import Notification, db
-from imtheboss.web.service import create_game, set_seat_email
 from sqlalchemy import select
 from support.organiser import confirm, confirm_link, mail_text
 from support.worker import players, wait_for

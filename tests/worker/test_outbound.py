@@ -28,17 +28,14 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 from flask_babel import force_locale
 from imtheboss.engine.bots import RandomBot, SensibleBot
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.create import create_game
+from imtheboss.web.games.load import get_game, load_events, load_state
+from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Seat, db
 from imtheboss.web.outbound import hooks, push
-from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription, queue_written, write
-from imtheboss.web.service import (
-    create_game,
-    get_game,
-    load_events,
-    load_state,
-    now_utc,
-    set_status,
-)
+from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
+from imtheboss.web.outbound.writer import queue_written, write
 from sqlalchemy import delete, select
 from support.bots import Hoarder
 from support.hook_server import Browser, Dripper, Receiver, logged_posts, posted_kinds

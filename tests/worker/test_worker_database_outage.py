@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from imtheboss.web.service import create_game
+from imtheboss.web.games.create import create_game
 from sqlalchemy.engine import make_url
 from support.postgres import allow_connections, refuse_connections
 from support.worker import players, wait_for

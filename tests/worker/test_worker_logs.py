@@ -9,9 +9,9 @@ import re
 
 import redis
 from imtheboss.web.app.metrics import SWEEP_KEY
+from imtheboss.web.games.create import create_game
 from imtheboss.web.models import Deadline, Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import create_game
 from sqlalchemy import delete
 from support.worker import players, wait_for
 

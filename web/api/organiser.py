@@ -4,7 +4,7 @@
 Each is authenticated by the game's admin token (``Authorization: Bearer <admin token>``), the
 token of the admin link the pages sign the organiser in with: no seat's token acts here (403
 ``not_admin``). They call the same service functions as the admin page (``web.organiser``,
-``service.set_status``), so each act is an event in the game's history (A13), a refusal changes
+``seats.set_status``), so each act is an event in the game's history (A13), a refusal changes
 nothing and answers ``{"error": {"code", "message", "rule"}}`` with a 4xx status.
 """
 
@@ -26,14 +26,9 @@ from imtheboss.web.api.seat import (
 )
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.games import organiser
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    is_admin_token,
-    require_confirmed,
-    seats_of,
-    set_status,
-)
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game, require_confirmed
+from imtheboss.web.games.seats import is_admin_token, seats_of, set_status
 
 
 def _organiser(game_id: str) -> None:

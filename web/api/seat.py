@@ -6,7 +6,7 @@ CSRF: a browser never attaches that header on its own. The organiser's admin tok
 as a spectator (``seat: null``) but cannot play. Tokens of one game never work in another.
 
 Reading never changes anything (``GET``); the one write, posting a command, goes through
-``imtheboss.web.service.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
+``imtheboss.web.games.submit.submit`` like the pages do (A7: idempotency keys, ``window_closed``,
 ``terms_changed``). Everything a seat receives passes through ``view``/``redact_event`` (A8).
 Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._register_errors``).
 """
@@ -17,30 +17,20 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from imtheboss.engine.events import Event
 from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
-from imtheboss.web import csrf
 from imtheboss.web.app.inputs import json_body
 from imtheboss.web.app.limits import client_address, command_spending, spending
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.create import SEAT_LANGUAGES, SERVER_PROXY_HOURS, create_game
+from imtheboss.web.games.load import get_game, load_state, require_confirmed
+from imtheboss.web.games.seats import is_admin_token, seat_by_token
+from imtheboss.web.games.submit import MAX_KEY, submit
 from imtheboss.web.models import EventRecord, Game, db
-from imtheboss.web.service import (
-    MAX_KEY,
-    SEAT_LANGUAGES,
-    SERVER_PROXY_HOURS,
-    ServiceError,
-    create_game,
-    get_game,
-    is_admin_token,
-    load_state,
-    now_utc,
-    require_confirmed,
-    seat_by_token,
-    submit,
-)
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import game_export
 from sqlalchemy import select
@@ -49,15 +39,6 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 MAX_EVENTS = 1000  # events per page of GET .../events
 DEFAULT_EVENTS = 200
-
-
-def register(app: Flask) -> None:
-    """Add the API blueprint to ``app`` (called by ``web.create_app``), exempt from CSRF: it is
-    authenticated by a bearer token, never by a cookie."""
-    from imtheboss.web.api import organiser  # noqa: F401 - cycle: its routes go on bp
-
-    csrf.exempt(bp)
-    app.register_blueprint(bp)
 
 
 @bp.after_request
@@ -174,7 +155,7 @@ def _players(players: list[Any]) -> tuple[list[tuple[str, str]], list[str], list
     (``""``: none given, the address's default stands) and each player's ``timezone``
     (stripped; ``""``: none given) of the request's ``players``. Raises the 400
     ``bad_settings`` error for a malformed player or a language the server does not have
-    (``service.SEAT_LANGUAGES``); an unknown zone is ``create_game``'s 400."""
+    (``create.SEAT_LANGUAGES``); an unknown zone is ``create_game``'s 400."""
     pairs: list[tuple[str, str]] = []
     languages: list[str] = []
     for player in players:

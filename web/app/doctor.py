@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from imtheboss.web import create_app
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import Deadline, Game, Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
-from imtheboss.web.service import now_utc
 from imtheboss.web.settings import SettingsError
 from sqlalchemy import and_, func, or_, select
 

@@ -24,8 +24,8 @@ from typing import Any
 from alembic.script import ScriptDirectory
 from flask import Blueprint, Flask, current_app, g, jsonify, make_response, request
 from flask_babel import gettext as _
-from imtheboss.web import error_response
 from imtheboss.web.app import metrics
+from imtheboss.web.app.errors import error_response
 from imtheboss.web.models import db
 from imtheboss.web.players.links import operator_allowed
 from imtheboss.web.store import outage

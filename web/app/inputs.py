@@ -16,7 +16,7 @@ plain words:
 A JSON body is parsed once, strictly (no ``NaN``/``Infinity``), and kept for the view
 (``json_body``). JSON read from elsewhere (a form's hidden command, an uploaded board file) goes
 through ``loads``, which applies the same checks. Path parameters are also checked where they
-are used (``service.get_game`` takes only what a game id can be).
+are used (``load.get_game`` takes only what a game id can be).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from urllib.parse import unquote_to_bytes
 from flask import Flask, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from imtheboss.web.service import ServiceError
+from imtheboss.web.games.basics import ServiceError
 from werkzeug.routing import IntegerConverter
 
 # C0 controls, DEL, C1 controls, lone surrogates and the bidi embeddings, overrides and isolates

@@ -46,7 +46,8 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
-from imtheboss.web.service import ServiceError
+from imtheboss.web.app.errors import error_response
+from imtheboss.web.games.basics import ServiceError
 from limits import parse_many
 from werkzeug.wrappers import Response
 
@@ -240,8 +241,6 @@ def refusal_message(kind: str, seconds: int) -> str:
 
 
 def _refusal(message: str, seconds: int) -> Response:
-    from imtheboss.web import error_response  # cycle: web/__init__.py imports this module
-
     response = make_response(error_response(429, "rate_limited", message))
     response.headers["Retry-After"] = str(seconds)
     return response

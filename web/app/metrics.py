@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from flask import current_app
 from imtheboss.web.app.queue import QUEUES, client
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import Deadline, Game, Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
 from prometheus_client import (
@@ -207,8 +208,6 @@ class StateCollector:
         self.schema_current = schema_current
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from imtheboss.web.service import now_utc  # cycle: service imports timed_submit
-
         now = now_utc()
         up, current, counts = self._database(now)
         yield GaugeMetricFamily(

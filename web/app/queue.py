@@ -21,6 +21,7 @@ from typing import Any
 
 from celery import Celery
 from flask import Flask, current_app
+from imtheboss.web.games.commit_hooks import on_commit
 from kombu import Exchange, Queue
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
@@ -127,7 +128,5 @@ def init_queue(app: Flask) -> None:
     """After each commit that made mail, tell the mail worker (``TASKS`` config, default on):
     one ``game_changed`` task. Deadlines need no task: the deadlines workers find them in the
     database. A lost message is recovered by the worker's periodic sweep."""
-    from imtheboss.web.service import on_commit  # cycle: service -> metrics -> queue
-
     if app.config.get("TASKS", True):
         on_commit(app, lambda game_id: send("imtheboss.worker.tasks.game_changed", game_id))

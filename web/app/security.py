@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, current_app, has_request_context, request
 from flask.sessions import SecureCookieSessionInterface
+from flask_wtf.csrf import CSRFProtect
 from imtheboss.web.app.logs import holds_secret
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wrappers import Response
@@ -75,6 +76,8 @@ CSP = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+csrf = CSRFProtect()  # Flask-WTF: every form POST carries its token (``create_app`` inits it)
+
 HSTS = "max-age=31536000"  # one year, in seconds; this host only (not its subdomains)
 
 

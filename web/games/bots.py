@@ -1,5 +1,6 @@
 """Bot seats in play (A13): after every commit that leaves a bot seat with a decision, the
-server's bot makes it at once, through ``service.submit`` like a person's command.
+server's bot makes it at once, through ``games.submit.submit`` like a person's command (which
+it is handed: ``submit`` calls ``play``, so this module does not import it).
 
 The bot is the engine's best, ``engine.bots.SeatBot``, fed only its seat's view
 (``bots.seat_state``: its own hand, the public table; never another seat's hand, the draw
@@ -18,16 +19,20 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from typing import Any
 
 from imtheboss.engine.bots import SeatBot, seat_state
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import db
-from imtheboss.web.service import ServiceError, get_game, load_state, submit
 
 logger = logging.getLogger(__name__)
 MAX_ACTS = 500  # bot commands one call makes at most (a whole game of five bots is ~1,500)
+# ``games.submit.submit``, handed in by its callers (it calls ``play`` after its commit)
+Submit = Callable[..., Any]
 
 
 def choose(state: GameState, seat: int, key: str) -> dict[str, Any] | None:
@@ -54,13 +59,13 @@ def next_move(game_id: str, state: GameState) -> tuple[int, dict[str, Any]] | No
     return None
 
 
-def play(game_id: str, state: GameState | None = None) -> int:
+def play(game_id: str, state: GameState | None = None, *, submit: Submit) -> int:
     """Let the bot seats of ``game_id`` act until none has anything to do (at most
-    ``MAX_ACTS`` commands). ``state``: the game's state just committed, when the caller has it
-    (else it is loaded). Returns the commands appended. A command the rules refuse (another
-    process moved the game meanwhile), or one another process appended already (its key),
-    ends the round: the next commit lets the bots act again. Never raises a
-    ``ServiceError``."""
+    ``MAX_ACTS`` commands), each command through ``submit`` (``games.submit.submit``).
+    ``state``: the game's state just committed, when the caller has it (else it is loaded).
+    Returns the commands appended. A command the rules refuse (another process moved the game
+    meanwhile), or one another process appended already (its key), ends the round: the next
+    commit lets the bots act again. Never raises a ``ServiceError``."""
     acts = 0
     for _ in range(MAX_ACTS):
         if state is None:
@@ -89,12 +94,12 @@ def play(game_id: str, state: GameState | None = None) -> int:
     return acts
 
 
-def play_after(game_ids: list[str]) -> None:
-    """``play`` each of ``game_ids`` (after a batch of timeouts, ``worker.firing``); a
-    game's fault is logged and the others go on."""
+def play_after(game_ids: list[str], *, submit: Submit) -> None:
+    """``play`` each of ``game_ids`` through ``submit`` (after a batch of timeouts,
+    ``worker.firing``); a game's fault is logged and the others go on."""
     for game_id in game_ids:
         try:
-            play(game_id)
+            play(game_id, submit=submit)
         except Exception:  # one game's fault must not stop the others
             db.session.rollback()
             logger.exception("bots of game %s failed to act", game_id)

@@ -2,14 +2,14 @@
 that waits for a seat, with a reason the table reads in the history; a seat passed to a new
 player (a new address, a fresh secret link; the old link dies), or to the server's bot. They
 are engine commands sent by the server (``extend_window``, ``replace_player``,
-``pass_to_bot``) through ``service.submit``, so each is an
-event in the history and the deadline rows follow the windows (``service._sync_deadlines``).
+``pass_to_bot``) through ``submit.submit``, so each is an
+event in the history and the deadline rows follow the windows (``deadlines.sync_deadlines``).
 
 Addresses are private: the ``seat_replaced`` event holds the new name, never an address. The
 caller checks that the request is the organiser's (``pages.organiser.organiser_only``, or the
 admin token in the API, ``api_organiser``). The organiser's other acts (a pause, a resume, a
-seat's address, a new invitation) are events too: ``service.set_status``,
-``service.set_seat_email``, ``service.resend_invitation``.
+seat's address, a new invitation) are events too: ``seats.set_status``,
+``seats.set_seat_email``, ``seats.resend_invitation``.
 """
 
 from __future__ import annotations
@@ -24,28 +24,21 @@ from imtheboss.engine.organiser import CONTROL, MAX_MINUTES, MAX_NAME, MAX_REASO
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
-from imtheboss.web.mail.notify import invitation, seat_passed
-from imtheboss.web.models import SERVER_SCOPE, Deadline, Notification, Seat, db
-from imtheboss.web.service import (
-    MAX_KEY,
-    ServiceError,
-    SubmitResult,
+from imtheboss.web.games.basics import ServiceError, hash_token, new_token, now_utc
+from imtheboss.web.games.commit_hooks import run_after_commit
+from imtheboss.web.games.load import get_game, require_confirmed
+from imtheboss.web.games.names import (
     already_plays,
-    get_game,
-    hash_token,
     invisible,
     invisible_in_name,
     name_key,
-    new_token,
     normal_email,
-    now_utc,
     plays_here,
-    require_confirmed,
-    run_after_commit,
-    seats_of,
-    stored_command,
-    submit,
 )
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.games.submit import MAX_KEY, SubmitResult, stored_command, submit
+from imtheboss.web.mail.notify import invitation, seat_passed
+from imtheboss.web.models import SERVER_SCOPE, Deadline, Notification, Seat, db
 from sqlalchemy import select, update
 
 KEY_PREFIX = "organiser:"  # the organiser's keys, in the server's scope (no seat writes there)

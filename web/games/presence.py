@@ -30,9 +30,11 @@ from datetime import datetime, timedelta
 from flask import Flask, current_app, request
 from flask.wrappers import Response
 from imtheboss.engine.windows import presence_matters
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
 from imtheboss.web.players.auth import current_seat
-from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from sqlalchemy import or_, update
 
 WRITE_EVERY = timedelta(seconds=5)  # a seat's look is written at most this often

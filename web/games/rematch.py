@@ -5,7 +5,7 @@ names, addresses, languages, zones and mail preferences), and a new seed.
 The new game waits (status ``unconfirmed``, as a game waiting for its organiser, with
 ``settings["rematch"]``) until every seat has said it plays: each seat's mail holds a link of
 its own (``join_link``: signed, naming the seat and a fingerprint of its token) to a page that
-asks "do you play?". When the last seat says yes, the game starts (``service.confirm_game``:
+asks "do you play?". When the last seat says yes, the game starts (``create.confirm_game``:
 its first events dated then, and every seat invited again with a fresh secret link, so a join
 link no longer opens anything). The number of seats is fixed when the rematch is made (R2.1):
 a seat that says no, or never answers, can be given to another player by the organiser (a new
@@ -25,22 +25,15 @@ from typing import Any
 from flask import current_app
 from flask_babel import gettext as _
 from imtheboss.engine.orders import Orders, pace_of
+from imtheboss.web.games.basics import ServiceError, hash_token, new_token, now_utc
+from imtheboss.web.games.commit_hooks import run_after_commit
+from imtheboss.web.games.create import ENGINE_VERSION, confirm_game
+from imtheboss.web.games.load import get_game, load_events
+from imtheboss.web.games.names import normal_email
 from imtheboss.web.games.organiser import checked_text
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail.notify import invitation
 from imtheboss.web.models import Game, Notification, Seat, db
-from imtheboss.web.service import (
-    ENGINE_VERSION,
-    ServiceError,
-    confirm_game,
-    get_game,
-    hash_token,
-    load_events,
-    new_token,
-    normal_email,
-    now_utc,
-    run_after_commit,
-    seats_of,
-)
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy.orm.attributes import flag_modified
 

@@ -1,7 +1,7 @@
 """Timeouts of several games in one transaction: a batch of the firing threads
 (``imtheboss.worker.firing``).
 
-``submit_timeouts`` does for each claimed window what ``service.submit`` does for one server
+``submit_timeouts`` does for each claimed window what ``submit.submit`` does for one server
 ``timeout`` with the key ``timeout:<window id>`` in the server's scope (the same decision,
 events, snapshot, deadline rows, outbox rows, negotiation ranges and command row), for all of
 them together: the game rows locked in one statement (``store_many.lock_games``, in the order of
@@ -13,7 +13,7 @@ A game whose state cannot be loaded or decided is only left out (``failed``: its
 again once stale), so one game's bad state never holds up the others. A write the database
 refuses (a key used meanwhile: a lock was waited for; a row that breaks a constraint) raises
 ``BatchRefused`` or the database's error, with nothing written: the caller rolls back and fires
-the claims one by one through ``service.submit``, where each game's fault is its own.
+the claims one by one through ``submit.submit``, where each game's fault is its own.
 
 A game's turn in the batch does not depend on its state: the claim orders by due time alone,
 and every game of a batch commits at the same moment.
@@ -30,15 +30,12 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide_state
 from imtheboss.engine.state import GameState
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.deadlines import deadline_changes
+from imtheboss.web.games.load import locked_state
+from imtheboss.web.games.submit import advance_game, command_row
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import SERVER_SCOPE, db
-from imtheboss.web.service import (
-    advance_game,
-    command_row,
-    deadline_changes,
-    locked_state,
-    now_utc,
-)
 from imtheboss.web.store.many import lock_games, write_commands, write_deadlines
 from imtheboss.web.store.negotiations import record as record_negotiations
 from imtheboss.web.store.rows import (

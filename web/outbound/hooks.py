@@ -34,11 +34,11 @@ from imtheboss.engine import languages
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message
 from imtheboss.engine.views import redact_event
+from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from imtheboss.web.say import display, story
-from imtheboss.web.service import ServiceError, now_utc
 from sqlalchemy import func, select
 
 KINDS = {

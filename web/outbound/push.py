@@ -31,6 +31,8 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from imtheboss.engine import languages
 from imtheboss.engine.views import view
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import ssrf
@@ -39,7 +41,6 @@ from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
 from imtheboss.web.players import people as players_
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import decisions, display, story
-from imtheboss.web.service import ServiceError, load_state, now_utc
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 

@@ -15,16 +15,11 @@ from flask import (
 )
 from flask_babel import gettext as _
 from imtheboss.web.app.limits import client_address, spending
+from imtheboss.web.games.seats import resend_invitation, seats_of, set_seat_email, set_status
 from imtheboss.web.mail.undelivered import undelivered_mail
 from imtheboss.web.models import Seat
 from imtheboss.web.pages.common import admin_only, bp, frame, seat_row
 from imtheboss.web.players.auth import current_seat
-from imtheboss.web.service import (
-    resend_invitation,
-    seats_of,
-    set_seat_email,
-    set_status,
-)
 from werkzeug.wrappers import Response
 
 

@@ -3,8 +3,8 @@ and its live fragment, the action endpoint, negotiations, history, inbox, settin
 
 Every page shows a seat only what ``imtheboss.engine.views.view`` and ``redact_event`` give that
 seat (A8). A ``GET`` never changes game state (sign-in links only set the session cookie); every
-action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.service.submit``. Tokens
-are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
+action is a ``POST`` with a CSRF token that goes through ``imtheboss.web.games.submit.submit``.
+Tokens are never logged nor shown again after sign-in; no page shows a seat's link, not even to the
 organiser (a resent invitation goes to the seat's address only). Abuse limits:
 ``imtheboss.web.app.limits``.
 """
@@ -16,42 +16,23 @@ from urllib.parse import urlencode
 
 from flask import (
     Blueprint,
-    Flask,
     request,
     url_for,
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.state import GameState
-from imtheboss.web import LANGUAGES
 from imtheboss.web.app.security import local_path
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.auth import current_seat, is_admin, seat_of_address
 from imtheboss.web.say import display
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    now_utc,
-    seats_of,
-)
+from imtheboss.web.say.display import LANGUAGES
 from sqlalchemy import func, select
 
 bp = Blueprint("pages", __name__)
-
-
-def register(app: Flask) -> None:
-    """Add the pages blueprint, with the routes of every room, to ``app`` (called by
-    ``web.create_app``)."""
-    from imtheboss.web.pages import (  # noqa: F401 - cycle: each page module adds its routes to ``bp``
-        admin,
-        deals,
-        entry,
-        game,
-        history,
-        settings,
-    )
-
-    app.register_blueprint(bp)
 
 
 # -- every page ------------------------------------------------------------------------------

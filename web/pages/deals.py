@@ -9,12 +9,10 @@ from flask import (
 from flask_babel import gettext as _
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import load_state
 from imtheboss.web.pages.common import bp, frame, viewer
 from imtheboss.web.say import display, story, timeline
-from imtheboss.web.service import (
-    ServiceError,
-    load_state,
-)
 from imtheboss.web.store import negotiations
 
 

@@ -16,20 +16,15 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES
 from imtheboss.web.app import inputs
 from imtheboss.web.app.limits import TooMany, client_address, spending
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import SERVER_PROXY_HOURS, create_game
+from imtheboss.web.games.seats import is_admin_token, seat_by_token, seats_of
 from imtheboss.web.pages.common import admin_only, bp
 from imtheboss.web.players.auth import open_seat, remember_admin
+from imtheboss.web.say.display import LANGUAGES
 from imtheboss.web.say.forms import NewGameForm
-from imtheboss.web.service import (
-    SERVER_PROXY_HOURS,
-    ServiceError,
-    create_game,
-    is_admin_token,
-    seat_by_token,
-    seats_of,
-)
 from werkzeug.wrappers import Response
 
 

@@ -1,5 +1,5 @@
 """The game page, its live fragment, and acting: each game-page form posts one command through
-``imtheboss.web.service.submit`` (with a confirmation step before moves that cannot be taken
+``imtheboss.web.games.submit.submit`` (with a confirmation step before moves that cannot be taken
 back). The page shows a seat only what ``view`` and ``redact_event`` give it (A8)."""
 
 from __future__ import annotations
@@ -23,21 +23,16 @@ from imtheboss.engine.views import legal_commands, view
 from imtheboss.web.app import inputs
 from imtheboss.web.app.limits import command_spending
 from imtheboss.web.games import presence
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.seats import mark_seen, seats_of
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Game
 from imtheboss.web.pages import organiser as organiser_pages
 from imtheboss.web.pages.common import bp, frame, htmx, seat_row, viewer
 from imtheboss.web.players.auth import current_seat, is_admin
 from imtheboss.web.say import command_forms, decisions, display, money_chart, story, timeline
 from imtheboss.web.say.commands import CONFIRM
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    load_state,
-    mark_seen,
-    now_utc,
-    seats_of,
-    submit,
-)
 from imtheboss.web.store import negotiations
 
 RECENT = 8

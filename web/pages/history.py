@@ -13,15 +13,13 @@ from flask import (
 )
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.kinds import DEAL_NEWS, IN_WINDOW, KINDS, NOT_IN_HISTORY
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.pages.common import bp, frame, seat_only, viewer
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story, timeline
-from imtheboss.web.service import (
-    load_state,
-    now_utc,
-)
 from imtheboss.web.store import negotiations
 from sqlalchemy import select, update
 

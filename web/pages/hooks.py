@@ -2,7 +2,7 @@
 address cut short, how their posts went), adds one (the secret is shown on the answer, once)
 and removes one. Organiser only (the admin link's session, or its bearer token), CSRF as every
 form. Registering this module also writes the outbox of webhooks and push with every commit
-(``imtheboss.web.outbound.outbox.init_outbound``)."""
+(``imtheboss.web.outbound.writer.init_outbound``)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ from flask import (
 )
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import hooks
-from imtheboss.web.outbound.outbox import init_outbound
+from imtheboss.web.outbound.writer import init_outbound
 from imtheboss.web.players.auth import current_seat, is_admin
-from imtheboss.web.service import ServiceError, get_game
+from imtheboss.web.say.display import LANGUAGES
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 

@@ -20,12 +20,14 @@ from flask_wtf import FlaskForm
 from imtheboss.engine.board import LETTERS
 from imtheboss.engine.orders import MAX_PRICE, PACES, Orders, pace_of, pace_orders
 from imtheboss.engine.views import view
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
 from imtheboss.web.pages.common import frame, seat_only
 from imtheboss.web.say import display
 from imtheboss.web.say.forms import SelectChoice, SmallIntegerField, night_checked
 from imtheboss.web.say.refusals import refusal
-from imtheboss.web.service import ServiceError, load_state, submit
 from werkzeug.wrappers import Response
 from wtforms import BooleanField, RadioField, SelectField, StringField
 from wtforms.validators import NumberRange, Optional, Regexp

@@ -23,10 +23,12 @@ from flask import Blueprint, Flask, flash, redirect, render_template, request, u
 from flask_babel import gettext as _
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.games import organiser, rematch
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game
 from imtheboss.web.players.auth import current_seat, is_admin, remember_admin
 from imtheboss.web.say import display, timeline
-from imtheboss.web.service import ServiceError, get_game, load_state, seats_of
 from werkzeug.wrappers import Response
 
 bp = Blueprint("organiser", __name__)

@@ -10,11 +10,12 @@ from typing import Any
 
 from flask import Blueprint, Flask, current_app, jsonify, send_from_directory
 from flask_babel import gettext as _
-from imtheboss.web import JSON_KEY
 from imtheboss.web.app import inputs
+from imtheboss.web.app.errors import JSON_KEY
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import get_game
 from imtheboss.web.outbound import push
 from imtheboss.web.players.auth import current_seat
-from imtheboss.web.service import ServiceError, get_game
 from werkzeug.wrappers import Response
 
 bp = Blueprint("push", __name__)
@@ -25,7 +26,7 @@ JSON_ENDPOINTS = ("push.subscribe", "push.unsubscribe")  # their refusals are JS
 
 def register(app: Flask) -> None:
     """Add the push routes to ``app`` (called by ``create_app``); their refusals are answered
-    as JSON (``web.wants_json``)."""
+    as JSON (``errors.wants_json``)."""
     app.register_blueprint(bp)
     app.extensions.setdefault(JSON_KEY, set()).update(JSON_ENDPOINTS)
 

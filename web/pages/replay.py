@@ -2,7 +2,7 @@
 after event N, and ``/g/<gid>/export`` downloads a finished game's record (docs/export.md).
 
 The replay's state after event N is the engine's fold of events 1..N, started from the last
-stored state at or before N (the snapshot, or a checkpoint: ``service.state_after``), and shown
+stored state at or before N (the snapshot, or a checkpoint: ``load.state_after``), and shown
 through ``view(state, seat)`` with the game page's own partial (``partials/live.html``, without
 forms or polling): a seat sees what it could see at that moment, never more (A8), also after
 the end (the end reveals only the final position). No later event is read, and each part
@@ -19,11 +19,12 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import require_confirmed, state_after
 from imtheboss.web.models import Game
 from imtheboss.web.pages import common
 from imtheboss.web.pages import game as game_pages
 from imtheboss.web.say import money_chart, story, timeline
-from imtheboss.web.service import ServiceError, require_confirmed, state_after
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import export_filename, game_export
 

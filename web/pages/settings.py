@@ -17,15 +17,13 @@ from flask import (
 )
 from flask_babel import gettext as _
 from flask_babel import refresh
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.load import load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import db
 from imtheboss.web.pages.common import bp, frame, seat_only, seat_row
 from imtheboss.web.say import display
 from imtheboss.web.say.forms import SettingsForm
-from imtheboss.web.service import (
-    ServiceError,
-    load_state,
-    submit,
-)
 from werkzeug.wrappers import Response
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
+from imtheboss.web.games.load import load_state, require_confirmed
 from imtheboss.web.pages import common
 from imtheboss.web.say import story, story_read, threads
-from imtheboss.web.service import load_state, require_confirmed
 from imtheboss.web.store import negotiations
 
 bp = Blueprint("story", __name__)

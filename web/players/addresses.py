@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, func
 
 
 def key(email: str) -> str:
-    """The player an address is: ``email`` (as ``service.normal_email`` gives it) in lower
+    """The player an address is: ``email`` (as ``names.normal_email`` gives it) in lower
     case, so ``Amy@example.org`` and ``amy@example.org`` are one player."""
     return email.lower()
 

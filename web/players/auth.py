@@ -7,11 +7,16 @@ does the same for ``admin``. Tokens of one game never work in another (``seat_by
 
 from __future__ import annotations
 
-from flask import abort, g, redirect, render_template, request, session
+from flask import abort, redirect, render_template, request, session
+from imtheboss.engine import languages
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.seats import is_admin_token, seat_by_token
 from imtheboss.web.models import Game, Seat, db
+from imtheboss.web.players import people as players
 from imtheboss.web.players.addresses import key, of_address
-from imtheboss.web.service import ServiceError, is_admin_token, seat_by_token
+from imtheboss.web.players.csrf import renew_csrf
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
 
@@ -32,22 +37,10 @@ def remember_seat(game_id: str, seat: Seat, *, player: str | None = None) -> Non
     session.permanent = True
 
 
-CSRF_KEY = "csrf_token"  # Flask-WTF's name for the secret, in the session and on ``g``
-
-
-def renew_csrf() -> None:
-    """Give the browser a new CSRF secret (at sign-in, and when it switches to another seat):
-    a token read before, by whoever read it, no longer passes."""
-    session.pop(CSRF_KEY, None)
-    g.pop(CSRF_KEY, None)
-
-
 def holder_other_than(game_id: str, seat: Seat) -> str | None:
     """Who this browser already is, when opening ``seat`` would switch it to someone else: the
     name of another seat of ``game_id`` it holds, or the address it signed in as when
     ``seat`` is not that address's; else ``None`` (no seat yet, or the same one)."""
-    from imtheboss.web.players import people as players  # cycle: people imports auth
-
     held = current_seat(game_id)
     if held is not None and held != seat.seat_index:
         name = db.session.execute(
@@ -108,8 +101,6 @@ def current_seat(game_id: str) -> int | None:
 
 
 def _still_signed_in(player: object, email: str) -> bool:
-    from imtheboss.web.players import people as players  # cycle: people imports auth
-
     return players.signed_in() == player and key(email) == player
 
 
@@ -118,8 +109,6 @@ def seat_of_address(game_id: str) -> int | None:
     browser as ``/me``'s "open" does (``remember_seat`` through the address), or ``None``: not
     signed in, or no seat of the address there. A player who signed in by email and opens the
     game's page directly is taken to their seat, without their seat's link."""
-    from imtheboss.web.players import people as players  # cycle: people imports auth
-
     email = players.signed_in()
     if email is None:
         return None
@@ -147,3 +136,24 @@ def is_admin(game_id: str) -> bool:
     if header.startswith("Bearer ") and is_admin_token(game_id, header[7:].strip()):
         return True
     return game_id in session.get("admin", [])
+
+
+def page_language() -> str:
+    """The language of a page whose browser chose none (``select_locale``): on a game's pages,
+    the language of the browser's seat there (``people.seat_language``); elsewhere the signed-in
+    address's default. ``""`` when there is none (or the database cannot say)."""
+    gid = (request.view_args or {}).get("gid")
+    try:
+        if isinstance(gid, str) and "Authorization" not in request.headers:
+            index = current_seat(gid)
+            if index is not None:
+                seat = db.session.execute(
+                    select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
+                ).scalar_one_or_none()
+                return players.seat_language(seat) if seat is not None else ""
+        email = players.signed_in()
+        row = db.session.get(players.Player, email) if email is not None else None
+        return row.locale if row is not None and row.locale in languages.CODES else ""
+    except SQLAlchemyError:  # the error page of a database that is down
+        db.session.rollback()
+        return ""

@@ -30,11 +30,15 @@ from flask import (
 )
 from flask_babel import force_locale
 from flask_babel import gettext as _
-from imtheboss.web import LANGUAGES, csrf
+from imtheboss.web.app.security import csrf
+from imtheboss.web.games.basics import ServiceError
+from imtheboss.web.games.create import confirm_game
+from imtheboss.web.games.load import get_game
+from imtheboss.web.games.seats import seats_of
 from imtheboss.web.models import Game, OutboxMail, Seat, db
 from imtheboss.web.players import people as players
 from imtheboss.web.players.auth import open_seat
-from imtheboss.web.service import ServiceError, confirm_game, get_game, seats_of
+from imtheboss.web.say.display import LANGUAGES
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 

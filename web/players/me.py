@@ -34,12 +34,13 @@ from flask import (
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from imtheboss.engine.views import view
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import load_state
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import people as players
 from imtheboss.web.players.addresses import of_address
 from imtheboss.web.players.auth import remember_seat
 from imtheboss.web.say import decisions, display
-from imtheboss.web.service import ServiceError, load_state, now_utc
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response

@@ -1,13 +1,13 @@
 """Players: the people behind the seats, known by their email address.
 
-A seat belongs to an address (``seats.email``, as ``service.normal_email`` stores it). An
+A seat belongs to an address (``seats.email``, as ``names.normal_email`` stores it). An
 address that signed in by email (``imtheboss.web.players.signin``) has a ``players`` row: its
 defaults for new seats (language, time zone, mail frequency, night, standing orders) and the hash of
 its API token. Nothing here is a secret of a game: a player's defaults are that player's own, and no
 other seat reads them.
 
 An address is one player whatever the case of its local part: ``key`` (the address as
-``service.normal_email`` stores it, in lower case) is the ``players`` row's key and the session's
+``names.normal_email`` stores it, in lower case) is the ``players`` row's key and the session's
 address, and the seats of an address are found by ``of_address`` (``lower(seats.email)``, an
 index of its own), since seats keep their address as it was typed (normalised).
 
@@ -29,12 +29,13 @@ from typing import Any
 from flask import current_app, g, request, session
 from imtheboss.engine import languages
 from imtheboss.engine.orders import Orders, OrdersError
+from imtheboss.web.games.basics import ServiceError, hash_token, now_utc
+from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, UTCDateTime, db
 from imtheboss.web.players.addresses import key
-from imtheboss.web.players.auth import current_seat, renew_csrf
-from imtheboss.web.service import ServiceError, get_game, hash_token, load_state, now_utc, submit
+from imtheboss.web.players.csrf import renew_csrf
 from sqlalchemy import JSON, Index, Integer, String, select, update
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Mapped, mapped_column
 
 NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
@@ -83,7 +84,7 @@ def _fingerprint(email: str, generation: int) -> str:
 def sign_in(email: str) -> None:
     """Remember in the session that this browser is ``email``'s player (a normalised address;
     its ``players`` row is made if missing, and committed), with the row's generation; the
-    browser's CSRF secret is renewed (``auth.renew_csrf``)."""
+    browser's CSRF secret is renewed (``csrf.renew_csrf``)."""
     row = player_row(key(email), create=True)
     db.session.commit()
     session["player"] = [row.email, row.sign_ins, _fingerprint(row.email, row.sign_ins)]
@@ -239,24 +240,3 @@ def seat_language(seat: Any) -> str:
         return seat.locale
     row = db.session.get(Player, key(seat.email))
     return row.locale if row is not None and row.locale in languages.CODES else ""
-
-
-def page_language() -> str:
-    """The language of a page whose browser chose none (``select_locale``): on a game's pages,
-    the language of the browser's seat there (``seat_language``); elsewhere the signed-in
-    address's default. ``""`` when there is none (or the database cannot say)."""
-    gid = (request.view_args or {}).get("gid")
-    try:
-        if isinstance(gid, str) and "Authorization" not in request.headers:
-            index = current_seat(gid)
-            if index is not None:
-                seat = db.session.execute(
-                    select(Seat).where(Seat.game_id == gid, Seat.seat_index == index)
-                ).scalar_one_or_none()
-                return seat_language(seat) if seat is not None else ""
-        email = signed_in()
-        row = db.session.get(Player, email) if email is not None else None
-        return row.locale if row is not None and row.locale in languages.CODES else ""
-    except SQLAlchemyError:  # the error page of a database that is down
-        db.session.rollback()
-        return ""

@@ -4,7 +4,7 @@ The signed-in address (``imtheboss.web.players.people``) chooses its language, t
 fills in the browser's zone when none is set, ``static/app.js``), mail frequency, night (A12:
 start and end in that zone) and standing orders (A10: the recommended set, none, or a copy of
 the orders of one of its seats). They apply to seats made for the address from then on
-(``service.create_game`` and ``confirm_game``: ``players.apply_defaults``, ``orders_for``,
+(``create.create_game`` and ``confirm_game``: ``players.apply_defaults``, ``orders_for``,
 ``nights_for``); each seat can still differ on its own settings and orders pages, and seats
 made before are left as they are.
 
@@ -22,6 +22,8 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.engine.orders import RECOMMENDED
+from imtheboss.web.games.basics import hash_token, new_token
+from imtheboss.web.games.load import load_state
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players import people as players
 from imtheboss.web.players.addresses import of_address
@@ -33,7 +35,6 @@ from imtheboss.web.say.forms import (
     check_timezone,
     night_checked,
 )
-from imtheboss.web.service import hash_token, load_state, new_token
 from sqlalchemy import select
 from wtforms import RadioField, SelectField, StringField
 from wtforms.validators import Length, Optional, Regexp

@@ -3,7 +3,7 @@
 Routes (blueprint ``signin``):
 
 - ``GET/POST /sign-in``: the form. Its ``POST`` (CSRF) checks the address (email-validator,
-  ``service.normal_email``), writes a ``sign_in_links`` row and queues its mail
+  ``names.normal_email``), writes a ``sign_in_links`` row and queues its mail
   (``imtheboss.worker.signin_mail.send_sign_in``, by name) for every well-formed address, and
   answers the same page: whether the address has games is decided by the worker, which mails
   only an address with a seat. The web does the same work either way, so neither the answer
@@ -53,11 +53,12 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.app.queue import send
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.names import normal_email
 from imtheboss.web.models import db
 from imtheboss.web.players import people as players
 from imtheboss.web.players.addresses import key
 from imtheboss.web.players.people import SignInLink
-from imtheboss.web.service import ServiceError, normal_email, now_utc
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 from werkzeug.wrappers import Response

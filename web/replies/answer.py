@@ -12,10 +12,11 @@ import re
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.commit_hooks import run_after_commit
 from imtheboss.web.mail.kinds import KINDS
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.players import people as players
-from imtheboss.web.service import now_utc, run_after_commit
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 

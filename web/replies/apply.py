@@ -30,7 +30,11 @@ from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
 from imtheboss.web.app.limits import TooMany, command_spending, spending
 from imtheboss.web.app.metrics import counted_reply
+from imtheboss.web.games.basics import ServiceError, now_utc
+from imtheboss.web.games.load import get_game, load_state, state_after
+from imtheboss.web.games.names import normal_email
 from imtheboss.web.games.presence import note_presence
+from imtheboss.web.games.submit import submit
 from imtheboss.web.mail.notify import said_message
 from imtheboss.web.models import Game, ReplyClaim, Seat, db
 from imtheboss.web.replies.address import (
@@ -55,15 +59,6 @@ from imtheboss.web.replies.screen import (
 )
 from imtheboss.web.replies.terms import TERMS_VERBS, Shown, by_letter, open_to, said_shown
 from imtheboss.web.replies.words import MAX_CHAT, Reading, understand
-from imtheboss.web.service import (
-    ServiceError,
-    get_game,
-    load_state,
-    normal_email,
-    now_utc,
-    state_after,
-    submit,
-)
 from imtheboss.web.store import outage
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError

@@ -28,7 +28,7 @@ DEAL_COMMANDS = answering("deal")
 
 @dataclass(frozen=True)
 class Choice:
-    """What a reading comes to: ``command`` (ready for ``service.submit``), or ``problem``:
+    """What a reading comes to: ``command`` (ready for ``submit.submit``), or ``problem``:
     ``"unclear"`` (not one of the words), ``"not_now"`` (a word, but not a move the seat may
     make now), ``"no_stop_card"`` (``stop`` in a stop window the seat can only allow: it holds
     no stop card), ``"several"`` (the word fits more than one move: the page must say which),

@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
+from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.replies.address import reply_address, turn_step
@@ -31,7 +32,6 @@ from imtheboss.web.replies.terms import (
 from imtheboss.web.replies.words import LETTER_VERBS, lettered, shown
 from imtheboss.web.say import display
 from imtheboss.web.say.story import card_words
-from imtheboss.web.service import load_state
 
 
 @dataclass(frozen=True)

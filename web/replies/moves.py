@@ -32,7 +32,7 @@ command's ``CommandFace.move``, and the variants here."""
 
 
 def move_said(command: dict[str, Any], state: GameState, seat: int) -> dict[str, Any]:
-    """The message of ``seat``'s ``command`` (a reply's, ready for ``service.submit``) decided
+    """The message of ``seat``'s ``command`` (a reply's, ready for ``submit.submit``) decided
     on ``state``: ``{"id": a key of MOVES, "params": {...}}``."""
     do = command.get("do", "")
     deal = state.deal

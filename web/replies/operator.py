@@ -20,10 +20,10 @@ from email.utils import format_datetime
 
 from flask import Blueprint, Flask, abort, current_app, redirect, request, url_for
 from flask_babel import lazy_gettext as _l
+from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import OutboxMail, db
 from imtheboss.web.players.links import require_operator
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.service import now_utc
 
 bp = Blueprint("operator_replies", __name__)
 MAX_BODY = 20_000  # characters of a pasted reply

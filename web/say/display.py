@@ -19,8 +19,11 @@ from babel.dates import format_datetime, format_timedelta, get_timezone_location
 from babel.lists import format_list
 from flask_babel import get_locale, lazy_gettext, ngettext
 from flask_babel import gettext as _
-from imtheboss.engine import prices
+from imtheboss.engine import languages, prices
 from markupsafe import Markup
+
+LANGUAGES = languages.names()  # {code: name}: the menus and every check of a code
+
 
 # -- time ------------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ the deadline rows, whatever the number of games. PostgreSQL only (``store.postgr
 - ``write_commands``: the commands' rows (the key checked by the unique constraint, ``ON
   CONFLICT DO NOTHING``), their events and the game rows' changes, for the commands inserted
   only; returns the games whose command was inserted.
-- ``write_deadlines``: the deadline rows that ended, moved and opened (``service.deadline_changes``)
-  of every game.
+- ``write_deadlines``: the deadline rows that ended, moved and opened
+  (``deadlines.deadline_changes``) of every game.
 
 Each statement is built once; its rows go as one JSON parameter (``json_to_recordset``).
 """
@@ -92,7 +92,7 @@ def _lock_many_statement() -> Select:
 
 def write_commands(commands: list[dict[str, Any]]) -> set[str]:
     """Insert each command's row and its events and write its game row, in one statement.
-    ``commands``: the ``commands`` columns (``service.command_row``) and ``events`` (the
+    ``commands``: the ``commands`` columns (``submit.command_row``) and ``events`` (the
     ``store.event_rows`` of the command), ``status``, ``moved`` (whether the snapshot moved),
     ``snapshot`` and ``snapshot_seq`` (the game row after it), ``checkpoint`` (whether the
     snapshot is also kept as a checkpoint: ``store.checkpoint_due``). A command whose key was

@@ -12,8 +12,8 @@ from flask_babel import gettext as _
 from imtheboss.engine.events import Event
 from imtheboss.engine.record import game_record
 from imtheboss.engine.state import format_time
+from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.models import EventRecord, Game, db
-from imtheboss.web.service import ServiceError
 from sqlalchemy import select
 
 

@@ -4,7 +4,7 @@
   events after its snapshot (a ``json_agg`` subquery), or after the state this process holds
   (``STATES``: then the snapshot is not sent at all). That subquery reads in the statement's
   view: when the lock was waited for, events committed meanwhile are missing, so the caller
-  counts them (``service.load_state``, ``service.locked_state``) and reads them again if short.
+  counts them (``load.load_state``, ``load.locked_state``) and reads them again if short.
 - ``write_command``: the command's row (its idempotency key checked by the unique constraint,
   ``ON CONFLICT DO NOTHING``), its events and the game row's changes. On PostgreSQL that is one
   statement (data-modifying ``WITH``: the events and the update happen only if the command row
@@ -50,7 +50,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 @dataclass
 class LockedGame:
     """What a submit reads of the game row it locked, and changes: the columns
-    ``service.load_state`` and ``service.advance_game`` use, no ORM object. ``base_seq``: the
+    ``load.load_state`` and ``submit.advance_game`` use, no ORM object. ``base_seq``: the
     events read with the lock are those after it: the snapshot's, or the held state's (then
     ``snapshot`` is ``None``, not read)."""
 
