@@ -1,8 +1,9 @@
 """The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate``, ``verify FILE``, ``mail
 preview`` and ``doctor`` (the operator's list of what is stuck).
 
-It lives here, in the outermost room, because it speaks all three: the engine's rules, the web's
-words (the simulation's log and the verify report in a language) and the worker's mail. The
+It lives here, in the outermost room, beside the worker's other commands: it speaks the engine's
+rules and the web's words (the simulation's log and the verify report in a language, the mail
+as web/ composes it). The
 engine imports nothing of web/ or worker/ (``tests/test_layers.py``). The web and worker modules
 are imported only by the command that needs them, so ``scenario`` and ``simulate --json`` start
 without Flask or Celery.
@@ -99,7 +100,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _mail(args: argparse.Namespace) -> int:
-    from imtheboss.worker.mail_preview import preview  # lazy: scenario starts without Celery
+    from imtheboss.web.mail.preview import preview  # lazy: scenario starts without Celery
 
     for path in preview(args.lang, Path(args.out)):
         print(path)

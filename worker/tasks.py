@@ -40,7 +40,9 @@ from flask import current_app
 from imtheboss.engine.views import awaiting
 from imtheboss.web.app.metrics import mark_sweep
 from imtheboss.web.games import presence
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.mail.kinds import BATCHED_ANSWERS, ESSENTIAL, IN_WINDOW
+from imtheboss.web.mail.reminders import claim_reminders, plan_reminders, write_reminders
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
 from imtheboss.web.service import ServiceError, get_game, load_state, now_utc, submit
 from imtheboss.worker.delivery import (
@@ -52,8 +54,6 @@ from imtheboss.worker.delivery import (
     mark_lost,
     record,
 )
-from imtheboss.worker.mail import compose
-from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
 from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import Select, select, update
 

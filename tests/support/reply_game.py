@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

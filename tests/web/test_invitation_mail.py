@@ -3,9 +3,9 @@ window lasts, and the organiser, by their name too when they play in the game.""
 
 from __future__ import annotations
 
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS
 from support.organiser import mail_text

@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.api_client import Api
 from support.app import client_at, make_app

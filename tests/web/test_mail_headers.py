@@ -7,10 +7,10 @@ separator, a footer that says "unsubscribe", and the reply words as separate ite
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import PLAYERS, REPLY_CONFIG, answers, asked
 from support.reply_mails import quoted, raw_mail

@@ -4,9 +4,9 @@ header): subject, greeting, buttons, and every line of what happened
 
 from __future__ import annotations
 
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

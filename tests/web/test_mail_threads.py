@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import get_game, load_state, submit
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 

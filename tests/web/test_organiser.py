@@ -11,10 +11,10 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
 from imtheboss.web.service import ServiceError, create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import PLAYERS
 from support.organiser import ADMIN, confirm, confirm_link, csrf_of, mail_text, new_game_form

@@ -12,10 +12,10 @@ from datetime import timedelta
 
 import pytest
 from imtheboss.engine.history import message
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
 from imtheboss.web.say import story
 from imtheboss.web.service import ServiceError, get_game, load_events, load_state, submit
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.api_client import stored, with_csrf
 from support.organiser import csrf_of, mail_text, open_deadlines

@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 import pytest
 from imtheboss.engine.board import default_board
 from imtheboss.engine.views import awaiting, view
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.say.display import card_text, page_time
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import NAMES, PLAYERS
 from support.organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form

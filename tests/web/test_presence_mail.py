@@ -4,10 +4,10 @@ a row. The start of the away proxy is mailed at once, whatever the seat's mail s
 
 from __future__ import annotations
 
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of, submit
 from imtheboss.worker import tasks
-from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
 from support.organiser import mail_text
 

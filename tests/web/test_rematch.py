@@ -10,9 +10,9 @@ import random
 import re
 
 from imtheboss.engine.bots import SensibleBot
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.service import create_game, get_game, load_events, load_state, seats_of
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.api_client import signed_in, stored, with_csrf
 from support.deal import PLAYERS

@@ -5,10 +5,10 @@ seat, the seat token's fingerprint and the window, and a changed byte breaks it.
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import BadReplyAddress, read_address, reply_address
 from imtheboss.web.service import create_game, get_game, resend_invitation
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import asked
 

@@ -10,11 +10,11 @@ from email.parser import BytesParser
 from email.policy import default
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, Game, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.say import story
 from imtheboss.web.service import get_game, load_events, load_state, seats_of, submit
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.page_forms import act
 from support.reply_game import REPLY_CONFIG, answers, asked

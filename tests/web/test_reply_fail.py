@@ -5,11 +5,11 @@ deal. ``fail`` is never among the words a mail suggests."""
 from __future__ import annotations
 
 import pytest
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Seat, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, submit
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS, find_setup
 from support.reply_game import REPLY_CONFIG, answers

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 from imtheboss.engine.views import awaiting
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.replies.address import read_address, reply_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS, find_setup
 from support.reply_game import REPLY_CONFIG, answers

@@ -16,6 +16,7 @@ from imtheboss.engine.options import Options
 from imtheboss.engine.setup import new_game
 from imtheboss.engine.state import replay
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import SALT, BadReplyAddress, read_address, reply_address
 from imtheboss.web.replies.apply import apply_reply
@@ -23,7 +24,6 @@ from imtheboss.web.replies.terms import Shown
 from imtheboss.web.replies.words import Reading, understand
 from imtheboss.web.say.display import INVESTOR_NAMES
 from imtheboss.web.service import create_game, get_game, load_events, load_state, submit
-from imtheboss.worker.mail import compose
 from itsdangerous import Signer
 from sqlalchemy import select
 from support.deal import NAMES, PLAYERS, Setup, find_setup

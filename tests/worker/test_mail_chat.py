@@ -4,9 +4,9 @@ since the last mail sent to its reader, never its reader's own, in both parts.""
 from __future__ import annotations
 
 from imtheboss.engine.views import legal_commands
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.service import create_game, get_game
-from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
 from support.worker import act, find_opening, legal, open_deal_on, players, rows_of
 

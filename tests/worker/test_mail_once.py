@@ -17,10 +17,10 @@ from email.message import EmailMessage
 
 from celery import Celery
 from imtheboss.web.app import queue
+from imtheboss.web.mail.compose import as_true_now
 from imtheboss.web.models import Notification, db
 from imtheboss.web.say import story
 from imtheboss.web.service import create_game, get_game, load_state, seats_of
-from imtheboss.worker.mail import as_true_now
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from support.postgres import admin_conn

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 from flask_babel import force_locale
 from imtheboss.engine.state import GameState
+from imtheboss.web.mail.reminders import write_reminders
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story
 from imtheboss.web.service import create_game, get_game, load_state
-from imtheboss.worker.reminders import write_reminders
 from sqlalchemy import select
 from support.worker import act, card_plays, find_opening, open_deal_on, players, rows_of
 
