@@ -59,7 +59,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.json:  # the game's record (docs/export.md), as the server exports a finished game
         print(json.dumps(game_record(game.events), ensure_ascii=False))
         return 0
-    from imtheboss.web.say.story import (  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import (  # lazy: scenario starts without Flask
         simulation_log,
         speaking,
     )
@@ -72,10 +72,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from imtheboss.web.say.story import speaking  # lazy: scenario starts without Flask
-    from imtheboss.web.say.verify_report import (  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import (  # lazy: scenario starts without Flask
         bad_hash_text,
         record_error_text,
+        speaking,
         unreadable_text,
         verdict_lines,
     )
@@ -100,7 +100,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _mail(args: argparse.Namespace) -> int:
-    from imtheboss.web.mail.preview import preview  # lazy: scenario starts without Celery
+    from imtheboss.web.app.commands import preview  # lazy: scenario starts without Flask
 
     for path in preview(args.lang, Path(args.out)):
         print(path)
@@ -108,9 +108,9 @@ def _mail(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from imtheboss.web.app.doctor import run  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import doctor  # lazy: scenario starts without Flask
 
-    return run(args)
+    return doctor(args)
 
 
 def _read_json(name: str) -> object:

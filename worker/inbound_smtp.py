@@ -25,9 +25,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from flask import Flask
 from imtheboss.web import create_app
-from imtheboss.web.replies.address import BadReplyAddress, read_address
-from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.store import outage
+from imtheboss.web.replies import inbound
 
 OK = "250 2.0.0 OK"
 TRY_LATER = "451 4.3.0 The game server cannot take your mail right now; try again later"
@@ -45,8 +43,8 @@ class ReplyHandler:
         """250 for one of our reply addresses whose signature holds, 550 for any other."""
         with self.app.app_context():
             try:
-                read_address(address)
-            except BadReplyAddress:
+                inbound.read_address(address)
+            except inbound.BadReplyAddress:
                 return "550 5.1.1 No such reply address here"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
@@ -64,10 +62,10 @@ class ReplyHandler:
         is logged: sent again, the mail would fail again)."""
         with self.app.app_context():
             try:
-                outcome = apply_reply(raw, rcpts, mail_from)
+                outcome = inbound.apply_reply(raw, rcpts, mail_from)
             except Exception as exc:
-                if outage.transient(exc):
-                    self.app.logger.warning("a reply by mail waits: %s", outage.reason(exc))
+                if inbound.transient(exc):
+                    self.app.logger.warning("a reply by mail waits: %s", inbound.reason(exc))
                     return TRY_LATER
                 self.app.logger.exception("a reply by mail could not be applied")
                 return OK

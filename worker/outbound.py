@@ -12,7 +12,8 @@ post has one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it
 ``post_game(game_id)`` (after a commit that wrote rows) posts the game's pending rows in order;
 ``post_one(row_id)`` posts one (a retry is queued with the backoff as its countdown);
 ``sweep_outbound`` (beat) queues again what the queue lost and what is due for a retry, and
-marks lost posts ``unknown``. How a row becomes a request and what its answer means:
+marks lost posts ``unknown``. How a row becomes a request: ``imtheboss.web.outbound.requests``
+(web/ decides what a row says); how each channel posts it and what its answer means:
 ``imtheboss.worker.webhooks``, ``imtheboss.worker.push``.
 """
 
@@ -24,23 +25,13 @@ from datetime import timedelta
 from celery import shared_task
 from flask import current_app
 from imtheboss.web.models import Game, db
-from imtheboss.web.outbound import ssrf
-from imtheboss.web.outbound.outbox import OutboundPost
+from imtheboss.web.outbound.requests import OutboundPost, Request, ssrf
 from imtheboss.web.service import now_utc
 from imtheboss.worker.tasks import RETRY_DB
 from sqlalchemy import select, update
 
 LOST = timedelta(seconds=60)  # a pending row never tried this long: the queue lost its task
 QUEUED_AGAIN = timedelta(seconds=60)  # the sweep queues a row again at most this often
-
-
-@dataclass(frozen=True)
-class Request:
-    """A post to make: the URL, the raw body, the headers."""
-
-    url: str
-    body: bytes
-    headers: dict[str, str]
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from celery import shared_task
 from flask import current_app
-from imtheboss.web.mail.sign_in import compose_sign_in, has_seat
+from imtheboss.web.mail.outgoing import SignInLink, compose_sign_in, has_seat
 from imtheboss.web.models import db
-from imtheboss.web.players.people import SignInLink
 from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import select
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import dkim
 from flask import current_app
-from imtheboss.web.mail.failure import MailFailure
+from imtheboss.web.mail.outgoing import MailFailure
 from imtheboss.web.models import OutboxMail, db
 from imtheboss.web.service import now_utc
 

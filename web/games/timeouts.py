@@ -1,5 +1,6 @@
 """Timeouts of several games in one transaction: a batch of the firing threads
-(``imtheboss.worker.firing``).
+(``imtheboss.worker.firing``; this module is their door into web/: ``batched``,
+``submit_timeouts``, ``bots_after_timeouts``).
 
 ``submit_timeouts`` does for each claimed window what ``service.submit`` does for one server
 ``timeout`` with the key ``timeout:<window id>`` in the server's scope (the same decision,
@@ -30,6 +31,7 @@ from imtheboss.engine.errors import RuleError
 from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide_state
 from imtheboss.engine.state import GameState
+from imtheboss.web.games.bots import play_after
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import SERVER_SCOPE, db
 from imtheboss.web.service import (
@@ -48,11 +50,27 @@ from imtheboss.web.store.rows import (
     checkpoint_due,
     event_rows,
     insert_returning,
+    postgres,
 )
 
 logger = logging.getLogger(__name__)
 QUIET = ("not_due", "game_over", "paused")  # a timeout with nothing to do: no event, no log
 MAIL_COLUMNS = ("id", "game_id", "urgent", "seat_index")  # of the outbox rows written
+
+
+def batched() -> bool:
+    """Whether the timeouts of several games go in one transaction (``submit_timeouts``): on
+    PostgreSQL; elsewhere each goes through ``service.submit`` on its own."""
+    return postgres()
+
+
+def bots_after_timeouts(claims: list[tuple[str, str]]) -> None:
+    """A13: the bot seats of the games whose windows ran out act (``bots.play_after``): a
+    timeout may hand a bot seat its turn. Only games this process knows to have bot seats
+    (``store.STATES``) or does not know at all are loaded."""
+    ids = sorted({game_id for game_id, _window in claims})
+    held = {game_id: STATES.get(game_id) for game_id in ids}
+    play_after([g for g in ids if held[g] is None or any(held[g].state.bots)])
 
 
 class BatchRefused(Exception):
