@@ -14,8 +14,8 @@ bots through ``imtheboss.web.service.submit`` on a SQLite file in a temporary fo
 virtual clock (no waiting); the app is served on a free local port and Debian's chromium
 (``/usr/bin/chromium``, driven by Playwright) takes the pictures: the questions and the help
 while the game runs (the first moment their seat may close a deal; holds three kinds of card),
-the rest once it is over. The mails are the game's own outbox rows, composed as the worker
-composes them (``imtheboss.web.mail.compose.compose``, the mail ``imtheboss mail preview`` writes);
+the rest once it is over. The mails are the game's own outbox rows, composed as the server
+mails them (``imtheboss.web.mail.compose.compose``, the mail ``imtheboss mail preview`` writes);
 their HTML part is what is shot. Each picture is then made smaller by ``pngquant`` and
 ``optipng`` where they are installed (Debian's packages of those names). Needs CJK fonts (Debian
 ``fonts-noto-cjk``; ``.ci/run`` installs them): without them the pictures would show boxes, so

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from imtheboss.web.models import Game, Seat
+from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import hooks, push, ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription, Webhook
-from imtheboss.web.service import seats_of
 from pywebpush import WebPusher
+from sqlalchemy import select
 
 __all__ = [
     "OutboundPost",
@@ -44,10 +44,16 @@ class Request:
     headers: dict[str, str]
 
 
+def player_names(game_id: str) -> list[str]:
+    """The names at the game's table, in seat order (how a post's words name the seats)."""
+    query = select(Seat.name).where(Seat.game_id == game_id).order_by(Seat.seat_index)
+    return list(db.session.execute(query).scalars())
+
+
 def hook_request(row: OutboundPost, hook: Webhook, game: Game) -> Request:
     """The request that posts ``row`` to ``hook``: the body (``hooks.body``) and the headers
     ``X-Imtheboss-Event``, ``X-Imtheboss-Delivery`` and ``X-Imtheboss-Signature``."""
-    players = [seat.name for seat in seats_of(game.id)]
+    players = player_names(game.id)
     raw = hooks.encode(hooks.body(hook.kind, hooks.payload(row, hook, game, players)))
     headers = {
         "Content-Type": "application/json",
@@ -65,7 +71,7 @@ def push_request(row: OutboundPost, sub: PushSubscription, game: Game, seat: Sea
     key = push.vapid()
     if key is None:
         raise ValueError("no VAPID key: push is off")
-    players = [s.name for s in seats_of(game.id)]
+    players = player_names(game.id)
     data = json.dumps(push.payload(row, game, seat, players), ensure_ascii=False).encode()
     info = {"endpoint": sub.endpoint, "keys": {"p256dh": sub.p256dh, "auth": sub.auth}}
     encrypted = WebPusher(info).encode(data, "aes128gcm")["body"]
