@@ -2,11 +2,10 @@
 preview`` and ``doctor`` (the operator's list of what is stuck).
 
 It lives here, in the outermost room, beside the worker's other commands: it speaks the engine's
-rules and the web's words (the simulation's log and the verify report in a language, the mail
-as web/ composes it). The
-engine imports nothing of web/ or worker/ (``tests/test_layers.py``). The web and worker modules
-are imported only by the command that needs them, so ``scenario`` and ``simulate --json`` start
-without Flask or Celery.
+rules and the web's words (the simulation's log and the verify report in a language, the doctor,
+the mail as web/ composes it, all through ``imtheboss.web.app.commands``). The engine imports
+nothing of web/ or worker/ (``tests/test_layers.py``). web/ is imported only by the command that
+needs it, so ``scenario`` and ``simulate --json`` start without Flask or Celery.
 
 Exit codes: 0 success; 1 a scenario's expectations do not hold, or a game record departs from
 its seed (``verify``: the first difference is printed); 2 bad input (unreadable or malformed
