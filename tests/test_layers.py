@@ -1,7 +1,8 @@
 """The house's import rules, read from the source with ``ast`` (docs/architecture.md, "Three
 rooms, one direction"): the engine imports nothing of web/ or worker/, web/ nothing of worker/;
 no module imports another's ``_private`` name; no import cycle among module-level imports; no
-function over 80 lines; imports inside functions no more than today's count, each saying why."""
+function over 80 lines; imports inside functions no more than today's count, each saying why; the
+worker reaches web/ only through its surface (``WORKER_SURFACE``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,20 @@ MAX_LINES = 80
 # Imports of our own modules inside functions, each with its reason on its line (a cycle, or the
 # CLI's lazy loads): lower it as they go, never raise it.
 MAX_FUNCTION_IMPORTS = 6
+# The web modules the worker may import (docs/architecture.md, "What the worker takes from
+# web/"): each a door for one of its jobs. Widen a door rather than add one.
+WORKER_SURFACE = (
+    "imtheboss.web",  # create_app: every task and listener runs in the app's context
+    "imtheboss.web.settings",  # one settings object for web, worker and beat
+    "imtheboss.web.models",  # the tables and rows the worker claims and marks
+    "imtheboss.web.games.driven",  # a game driven from outside a request: load, submit, clock
+    "imtheboss.web.app.process",  # broker and queue settings, log setup, the sweep's heartbeat
+    "imtheboss.web.app.commands",  # what the imtheboss command (worker/cli.py) says and runs
+    "imtheboss.web.mail.outgoing",  # mail: composed by web/, sent by the worker
+    "imtheboss.web.replies.inbound",  # replies by mail: read and applied by web/
+    "imtheboss.web.outbound.requests",  # webhook and push posts: their requests made by web/
+    "imtheboss.web.games.timeouts",  # deadlines: timeouts of several games in one transaction
+)
 # Modules at web/'s top level: features move into folders; lower it as they go, never raise it.
 MAX_WEB_TOP_MODULES = 5
 
@@ -77,6 +92,18 @@ def test_the_engine_imports_nothing_of_web_or_worker_and_web_nothing_of_worker()
         if module.split(".")[1] in banned[name.split(".")[1]]
     ]
     assert wrong == []
+
+
+def test_the_worker_reaches_web_only_through_its_surface() -> None:
+    wrong = [
+        f"{MODULES[name].relative_to(ROOT)}:{node.lineno} imports {_target(module, imported)}"
+        for name in MODULES
+        if name.startswith("imtheboss.worker")
+        for node, module, imported, _inside in _imports(name)
+        if module.startswith("imtheboss.web") and _target(module, imported) not in WORKER_SURFACE
+    ]
+    assert wrong == [], "the worker imports web/ only through WORKER_SURFACE"
+    assert all(door in MODULES for door in WORKER_SURFACE)
 
 
 def test_no_module_imports_another_modules_private_name() -> None:

@@ -14,8 +14,8 @@ bots through ``imtheboss.web.games.submit.submit`` on a SQLite file in a tempora
 virtual clock (no waiting); the app is served on a free local port and Debian's chromium
 (``/usr/bin/chromium``, driven by Playwright) takes the pictures: the questions and the help
 while the game runs (the first moment their seat may close a deal; holds three kinds of card),
-the rest once it is over. The mails are the game's own outbox rows, composed as the worker
-composes them (``imtheboss.worker.mail.compose``, the mail ``imtheboss mail preview`` writes);
+the rest once it is over. The mails are the game's own outbox rows, composed as the server
+mails them (``imtheboss.web.mail.compose.compose``, the mail ``imtheboss mail preview`` writes);
 their HTML part is what is shot. Each picture is then made smaller by ``pngquant`` and
 ``optipng`` where they are installed (Debian's packages of those names). Needs CJK fonts (Debian
 ``fonts-noto-cjk``; ``.ci/run`` installs them): without them the pictures would show boxes, so
@@ -300,8 +300,8 @@ def _decides(row: Any) -> bool:
 def _mail_page(app: Any, gid: str, index: int, row_id: int, folder: Path) -> Path:
     """The mail of the outbox row ``row_id`` to seat ``index``, composed as the worker does,
     as a page: its subject over its HTML part."""
+    from imtheboss.web.mail.compose import compose
     from imtheboss.web.models import Game, Notification, Seat, db
-    from imtheboss.worker.mail import compose
 
     with app.app_context():
         game = db.session.get(Game, gid)

@@ -26,8 +26,7 @@ from celery import Celery, Task, signals
 from celery.beat import PersistentScheduler
 from flask import Flask
 from imtheboss.web import create_app
-from imtheboss.web.app import logs
-from imtheboss.web.app.queue import broker_settings
+from imtheboss.web.app.process import broker_settings, logs
 from imtheboss.web.models import db
 from imtheboss.web.settings import Settings, SettingsError
 from imtheboss.worker import broker

@@ -1,11 +1,11 @@
 """The ``imtheboss`` command: ``scenario run|check FILE``, ``simulate``, ``verify FILE``, ``mail
 preview`` and ``doctor`` (the operator's list of what is stuck).
 
-It lives here, in the outermost room, because it speaks all three: the engine's rules, the web's
-words (the simulation's log and the verify report in a language) and the worker's mail. The
-engine imports nothing of web/ or worker/ (``tests/test_layers.py``). The web and worker modules
-are imported only by the command that needs them, so ``scenario`` and ``simulate --json`` start
-without Flask or Celery.
+It lives here, in the outermost room, beside the worker's other commands: it speaks the engine's
+rules and the web's words (the simulation's log and the verify report in a language, the doctor,
+the mail as web/ composes it, all through ``imtheboss.web.app.commands``). The engine imports
+nothing of web/ or worker/ (``tests/test_layers.py``). web/ is imported only by the command that
+needs it, so ``scenario`` and ``simulate --json`` start without Flask or Celery.
 
 Exit codes: 0 success; 1 a scenario's expectations do not hold, or a game record departs from
 its seed (``verify``: the first difference is printed); 2 bad input (unreadable or malformed
@@ -58,7 +58,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.json:  # the game's record (docs/export.md), as the server exports a finished game
         print(json.dumps(game_record(game.events), ensure_ascii=False))
         return 0
-    from imtheboss.web.say.story import (  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import (  # lazy: scenario starts without Flask
         simulation_log,
         speaking,
     )
@@ -71,10 +71,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from imtheboss.web.say.story import speaking  # lazy: scenario starts without Flask
-    from imtheboss.web.say.verify_report import (  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import (  # lazy: scenario starts without Flask
         bad_hash_text,
         record_error_text,
+        speaking,
         unreadable_text,
         verdict_lines,
     )
@@ -99,7 +99,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _mail(args: argparse.Namespace) -> int:
-    from imtheboss.worker.mail_preview import preview  # lazy: scenario starts without Celery
+    from imtheboss.web.app.commands import preview  # lazy: scenario starts without Flask
 
     for path in preview(args.lang, Path(args.out)):
         print(path)
@@ -107,9 +107,9 @@ def _mail(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from imtheboss.web.app.doctor import run  # lazy: scenario starts without Flask
+    from imtheboss.web.app.commands import doctor  # lazy: scenario starts without Flask
 
-    return run(args)
+    return doctor(args)
 
 
 def _read_json(name: str) -> object:

@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timedelta
 
 from flask import current_app
-from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.driven import now_utc
 from imtheboss.web.models import SENDING, Notification, db
 from imtheboss.worker.smtp import MailFailure
 from sqlalchemy import Select, select

@@ -31,13 +31,10 @@ from typing import Any
 
 from celery import bootsteps
 from flask import current_app
-from imtheboss.web.games.basics import now_utc
-from imtheboss.web.games.bots import play_after
-from imtheboss.web.games.submit import submit
-from imtheboss.web.games.timeouts import submit_timeouts
+from imtheboss.web.games.driven import now_utc
+from imtheboss.web.games.timeouts import batched, bots_after_timeouts, submit_timeouts
 from imtheboss.web.models import OPEN_STATE as OPEN
 from imtheboss.web.models import Deadline, Game, UTCDateTime, db
-from imtheboss.web.store.rows import STATES, postgres
 from imtheboss.worker.delivery import DB_ERRORS
 from imtheboss.worker.tasks import fire, queue_mail, queue_rows
 from sqlalchemy import Integer, Update, bindparam, select, update
@@ -117,7 +114,7 @@ def fire_claims(claims: list[tuple[str, str]], since: datetime) -> Counter[str]:
     together: dict[str, str] = {}
     alone: list[tuple[str, str]] = []
     for game_id, window_id in claims:
-        if game_id in together or not postgres():
+        if game_id in together or not batched():
             alone.append((game_id, window_id))
         else:
             together[game_id] = window_id
@@ -145,15 +142,6 @@ def fire_claims(claims: list[tuple[str, str]], since: datetime) -> Counter[str]:
         queue_mail(made, since=since, together=True)
     bots_after_timeouts(claims)
     return outcomes
-
-
-def bots_after_timeouts(claims: list[tuple[str, str]]) -> None:
-    """A13: the bot seats of the games whose windows ran out act (``games.bots.play``): a
-    timeout may hand a bot seat its turn. Only games this process knows to have bot seats
-    (``store.STATES``) or does not know at all are loaded."""
-    ids = sorted({game_id for game_id, _window in claims})
-    held = {game_id: STATES.get(game_id) for game_id in ids}
-    play_after([g for g in ids if held[g] is None or any(held[g].state.bots)], submit=submit)
 
 
 def fire_one(game_id: str, window_id: str) -> tuple[str, bool]:

@@ -25,8 +25,7 @@ import time
 
 from flask import Flask
 from imtheboss.web import create_app
-from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.store import outage
+from imtheboss.web.replies import inbound
 
 IDLE_MAX = 25 * 60  # seconds: below the 29 minutes after which servers may drop an idle client
 
@@ -73,10 +72,10 @@ def _applied(app: Flask, raw: bytes) -> bool:
     """Apply one mail; ``False`` when the database failed on it (to be read again)."""
     with app.app_context():
         try:
-            outcome = apply_reply(raw)
+            outcome = inbound.apply_reply(raw)
         except Exception as exc:
-            if outage.transient(exc):
-                app.logger.warning("a reply by IMAP waits: %s", outage.reason(exc))
+            if inbound.transient(exc):
+                app.logger.warning("a reply by IMAP waits: %s", inbound.reason(exc))
                 return False
             # logged; marked seen all the same: read again, it would fail again
             app.logger.exception("a reply by IMAP could not be applied")

@@ -25,10 +25,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from flask import Flask
 from imtheboss.web import create_app
-from imtheboss.web.app.metrics import count_reply
-from imtheboss.web.replies.address import BadReplyAddress, read_address
-from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.store import outage
+from imtheboss.web.replies import inbound
 
 OK = "250 2.0.0 OK"
 TRY_LATER = "451 4.3.0 The game server cannot take your mail right now; try again later"
@@ -47,9 +44,9 @@ class ReplyHandler:
         in ``imtheboss_replies`` as ``refused``/``not_ours``: it never reaches ``DATA``)."""
         with self.app.app_context():
             try:
-                read_address(address)
-            except BadReplyAddress:
-                count_reply("refused", "not_ours")
+                inbound.read_address(address)
+            except inbound.BadReplyAddress:
+                inbound.count_reply("refused", "not_ours")
                 return "550 5.1.1 No such reply address here"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
@@ -67,10 +64,10 @@ class ReplyHandler:
         is logged: sent again, the mail would fail again)."""
         with self.app.app_context():
             try:
-                outcome = apply_reply(raw, rcpts, mail_from)
+                outcome = inbound.apply_reply(raw, rcpts, mail_from)
             except Exception as exc:
-                if outage.transient(exc):
-                    self.app.logger.warning("a reply by mail waits: %s", outage.reason(exc))
+                if inbound.transient(exc):
+                    self.app.logger.warning("a reply by mail waits: %s", inbound.reason(exc))
                     return TRY_LATER
                 self.app.logger.exception("a reply by mail could not be applied")
                 return OK

@@ -13,8 +13,9 @@ post has one deadline, ``WEBHOOK_TIMEOUT`` seconds, for the whole of it
 ``post_one(row_id)`` posts one (a retry is queued with the backoff as its countdown);
 ``sweep_outbound`` (beat) queues again what the queue lost and what is due for a retry, and
 marks lost posts ``unknown``. How a row becomes a request and what its answer means:
-``imtheboss.worker.webhooks``, ``imtheboss.worker.push``; posting one and what its answer
-means: ``imtheboss.worker.posting``.
+``imtheboss.worker.webhooks``, ``imtheboss.worker.push`` (their requests made by web/,
+``imtheboss.web.outbound.requests``); posting one and what its answer means:
+``imtheboss.worker.posting``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from datetime import timedelta
 
 from celery import shared_task
 from flask import current_app
-from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.driven import now_utc
 from imtheboss.web.models import Game, db
-from imtheboss.web.outbound.outbox import OutboundPost
+from imtheboss.web.outbound.requests import OutboundPost
 from imtheboss.worker import push, webhooks
 from imtheboss.worker.posting import Outcome
 from imtheboss.worker.tasks import RETRY_DB

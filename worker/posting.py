@@ -1,5 +1,5 @@
 """One post of the outbox (a webhook's or a phone's, ``imtheboss.worker.outbound``): the
-``Request`` a channel composes (``imtheboss.worker.webhooks``, ``imtheboss.worker.push``), sent
+``Request`` web/ makes of a row (``imtheboss.web.outbound.requests``), sent
 through the SSRF guard with the app's settings (``send``), and what its answer means
 (``classify``, ``post``: an ``Outcome``).
 """
@@ -9,16 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import current_app
-from imtheboss.web.outbound import ssrf
-
-
-@dataclass(frozen=True)
-class Request:
-    """A post to make: the URL, the raw body, the headers."""
-
-    url: str
-    body: bytes
-    headers: dict[str, str]
+from imtheboss.web.outbound.requests import Request, ssrf
 
 
 @dataclass(frozen=True)

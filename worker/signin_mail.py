@@ -11,48 +11,14 @@ say which. At most once: the row is committed ``sending`` before the SMTP server
 
 from __future__ import annotations
 
-from email.message import EmailMessage
-
 from celery import shared_task
-from flask import current_app, g
-from flask_babel import gettext as _
-from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.players.addresses import of_address
-from imtheboss.web.players.people import SignInLink
-from imtheboss.web.players.signin import sign_in_link
-from imtheboss.worker.mail import LOCALES, add_parts, new_message
+from flask import current_app
+from imtheboss.web.mail.outgoing import SignInLink, compose_sign_in, has_seat
+from imtheboss.web.models import db
 from imtheboss.worker.smtp import MailFailure, send
 from sqlalchemy import select
 
 TASK = "imtheboss.worker.signin_mail.send_sign_in"
-
-
-def has_seat(email: str) -> bool:
-    """Whether ``email`` has a seat in a game that has started."""
-    return (
-        db.session.execute(
-            select(Seat.id)
-            .join(Game, Game.id == Seat.game_id)
-            .where(of_address(Seat.email, email), Game.status != "unconfirmed")
-            .limit(1)
-        ).first()
-        is not None
-    )
-
-
-def compose_sign_in(row: SignInLink) -> EmailMessage:
-    """The sign-in mail of ``row``, in its language: the link and how long it lasts. Raises
-    ``MailFailure`` (``bad_address``)."""
-    g.locale = row.locale if row.locale in LOCALES else "en"
-    minutes = max(1, int(float(current_app.config["SIGN_IN_LINK_SECONDS"]) // 60))
-    msg = new_message(_("[I'm the Boss!] your sign-in link"), row.email)
-    context = {
-        "link": sign_in_link(row),
-        "minutes": minutes,
-        "base": current_app.config["BASE_URL"].rstrip("/"),
-    }
-    add_parts(msg, "email/sign_in", context)
-    return msg
 
 
 @shared_task(name=TASK)

@@ -10,8 +10,9 @@ message is DKIM-signed (dkimpy, relaxed/relaxed, rsa-sha256) over ``SIGNED`` as 
 (docs/deliverability.md). An 8-bit body goes with ``BODY=8BITMIME`` (RFC 6152) when the server
 offers it, else it is re-encoded to 7 bits (base64) before it is signed.
 
-Every failure is raised as ``MailFailure``: a code (``imtheboss.web.mail.undelivered.REASONS``
-says each in plain words), the server's words, and whether trying again could help. Permanent:
+Every failure is raised as ``MailFailure`` (``imtheboss.web.mail.failure``; composing raises it
+too): a code (``imtheboss.web.mail.undelivered.REASONS`` says each in plain words), the server's
+words, and whether trying again could help. Permanent:
 5xx replies (an address refused, a message rejected), an international address the server
 cannot take. Temporary: 4xx replies, connection errors, timeouts, TLS failures, a refused
 login (nothing about the message itself is wrong).
@@ -28,21 +29,9 @@ from typing import Any
 
 import dkim
 from flask import current_app
-from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.driven import now_utc
+from imtheboss.web.mail.outgoing import MailFailure
 from imtheboss.web.models import OutboxMail, db
-
-
-class MailFailure(Exception):
-    """A message that was not handed over. ``code``: ``refused``, ``rejected``, ``deferred``,
-    ``bad_address``, ``no_smtputf8``, ``cannot_compose``, ``tls``, ``timeout``,
-    ``unreachable``, ``login``, ``smtp``; ``detail``: the server's or library's words (at most
-    200 characters); ``permanent``: trying again cannot help."""
-
-    def __init__(self, code: str, detail: str, permanent: bool = False) -> None:
-        super().__init__(f"{code}: {detail}")
-        self.code = code
-        self.detail = " ".join(detail.split())[:200]
-        self.permanent = permanent
 
 
 def send(msg: EmailMessage) -> None:

@@ -38,12 +38,19 @@ from email.message import EmailMessage
 from celery import shared_task
 from flask import current_app
 from imtheboss.engine.views import awaiting
-from imtheboss.web.app.metrics import mark_sweep
-from imtheboss.web.games import presence
-from imtheboss.web.games.basics import ServiceError, now_utc
-from imtheboss.web.games.load import get_game, load_state
-from imtheboss.web.games.submit import submit
-from imtheboss.web.mail.kinds import BATCHED_ANSWERS, ESSENTIAL, IN_WINDOW
+from imtheboss.web.app.process import mark_sweep
+from imtheboss.web.games.driven import ServiceError, get_game, load_state, now_utc, submit
+from imtheboss.web.mail.outgoing import (
+    BATCHED_ANSWERS,
+    ESSENTIAL,
+    IN_WINDOW,
+    MailFailure,
+    claim_reminders,
+    compose,
+    plan_reminders,
+    present,
+    write_reminders,
+)
 from imtheboss.web.models import PENDING, Deadline, Game, Notification, Seat, db
 from imtheboss.worker.delivery import (
     DB_ERRORS,
@@ -54,9 +61,7 @@ from imtheboss.worker.delivery import (
     mark_lost,
     record,
 )
-from imtheboss.worker.mail import compose
-from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
-from imtheboss.worker.smtp import MailFailure, send
+from imtheboss.worker.smtp import send
 from sqlalchemy import Select, select, update
 
 BATCH_MAX_WAIT = 5  # news keeps coming: mail it once the oldest is this many BATCH_DELAYs old
@@ -320,7 +325,7 @@ def _still_true(game: Game, row: Notification, now: datetime, seat: Seat | None 
     if row.kind not in ANSWERS:
         return True
     if row.kind != "reminder":
-        looked = seat is not None and presence.present(seat, row.created_at)
+        looked = seat is not None and present(seat, row.created_at)
         if not looked or not row.body.get("window"):
             return True
         owing = awaiting(load_state(game))
@@ -461,7 +466,7 @@ def _claim_one(notification_id: int) -> str | tuple[list[int], EmailMessage, str
         row.email_state = "skipped"
         db.session.commit()
         return "skipped"
-    if not addressed and row.kind in ANSWERS and presence.present(seat, now):
+    if not addressed and row.kind in ANSWERS and present(seat, now):
         return _wait_while_present(row, seat, now)
     if not addressed and _invitation_first(row):
         db.session.rollback()  # left pending: the sweep sends it once the invitation is out
@@ -524,7 +529,7 @@ def _claim_batch(game_id: str, seat_index: int) -> str | tuple[list[int], EmailM
         for r in rows
         if _wants(seat, r)
         and r.seq > seat.last_seen_seq
-        and (r.kind in BATCHED_ANSWERS or not presence.present(seat, r.created_at))
+        and (r.kind in BATCHED_ANSWERS or not present(seat, r.created_at))
     ]
     for r in rows:
         if r not in keep:

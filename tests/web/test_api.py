@@ -11,8 +11,8 @@ import pytest
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import EventRecord, Notification, Seat, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.api_client import NAMES, Api, fill, find_deal_plan
 from support.organiser import confirm, confirm_link, mail_text

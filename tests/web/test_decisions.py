@@ -20,6 +20,7 @@ from imtheboss.engine.state import replay
 from imtheboss.engine.views import awaiting
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.replies.address import reply_address
 from imtheboss.web.replies.apply import apply_reply
@@ -27,7 +28,6 @@ from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say.command_forms import CommandForm
 from imtheboss.web.say.decisions import asked_of, consequence, reoffers
 from imtheboss.web.say.display import INVESTOR_NAMES, card_text
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import NAMES, PLAYERS
 from support.page_forms import act, count, form_for, forms_of

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from babel.support import Translations
 from imtheboss.engine import languages
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.words import shown, understand
-from imtheboss.worker.mail import compose
 from support.reply_game import REPLY_CONFIG, answers, asked
 from support.reply_mails import quoted, raw_mail
 

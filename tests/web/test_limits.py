@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import EventRecord, Game, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.api_client import Api
 from support.app import client_at, make_app

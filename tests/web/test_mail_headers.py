@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import PLAYERS, REPLY_CONFIG, answers, asked
 from support.reply_mails import quoted, raw_mail

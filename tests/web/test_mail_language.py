@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]

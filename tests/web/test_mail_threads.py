@@ -10,8 +10,8 @@ import re
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 
 

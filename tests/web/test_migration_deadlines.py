@@ -66,7 +66,8 @@ def test_the_migration_keeps_the_rows_and_adds_the_partial_indexes(
     migration_database: str,
 ) -> None:
     importlib.import_module("imtheboss.worker.celery_app")
-    from imtheboss.worker import delivery, firing, reminders, tasks
+    from imtheboss.web.mail import reminders
+    from imtheboss.worker import delivery, firing, tasks
 
     app = migration_app(migration_database)
     with app.app_context():

@@ -163,7 +163,7 @@ def _organiser_mail(app, gid: str) -> str:
                 Notification.game_id == gid, Notification.kind == "organiser"
             )
         ).one()
-        from imtheboss.worker.mail import compose
+        from imtheboss.web.mail.compose import compose
 
         message = compose(get_game(gid), None, [row])
         return message.get_body(("plain",)).get_content()

@@ -14,9 +14,9 @@ import pytest
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import PLAYERS
 from support.organiser import ADMIN, confirm, confirm_link, csrf_of, mail_text, new_game_form

@@ -15,9 +15,9 @@ from imtheboss.engine.history import message
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
 from imtheboss.web.say import story
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.api_client import stored, with_csrf
 from support.organiser import csrf_of, mail_text, open_deadlines

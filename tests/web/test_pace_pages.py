@@ -51,7 +51,7 @@ def test_the_invitation_and_the_game_page_say_the_pace_and_one_tap_changes_it(ap
         seat = db.session.scalars(
             select(Seat).where(Seat.game_id == gid, Seat.seat_index == 1)
         ).one()
-        from imtheboss.worker.mail import compose
+        from imtheboss.web.mail.compose import compose
 
         mail = compose(get_game(gid), seat, [row]).get_body(("plain",)).get_content()
     assert _state(app, gid).orders == [pace_orders(DEFAULT_PACE)] * 3 == [BRISK] * 3

@@ -18,10 +18,10 @@ from imtheboss.engine.views import awaiting, view
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import seats_of
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, EventRecord, Notification, Seat, db
 from imtheboss.web.players.links import seat_link
 from imtheboss.web.say.display import card_text, page_time
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.deal import NAMES, PLAYERS
 from support.organiser import confirm, confirm_link, csrf_of, mail_text, new_game_form

@@ -8,9 +8,9 @@ from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import seats_of
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.worker import tasks
-from imtheboss.worker.mail import compose
 from sqlalchemy import select, update
 from support.organiser import mail_text
 

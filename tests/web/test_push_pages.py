@@ -252,7 +252,7 @@ def test_a_reminder_is_pushed_with_what_is_asked_and_by_when_in_the_seats_langua
     """The reminder at 80% of a window (the worker's ``write_reminders``, run here) is pushed at
     once to the phones of the seat that owes the answer, and to no other seat's; its words are
     what the seat is still asked and by when, in the seat's language and zone."""
-    from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
+    from imtheboss.web.mail.reminders import claim_reminders, plan_reminders, write_reminders
 
     with app.app_context():
         created = create_game("Phones", PLAYERS, {"windows": {"turn": 3600}})

@@ -13,8 +13,8 @@ from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import seats_of
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.api_client import signed_in, stored, with_csrf
 from support.deal import PLAYERS

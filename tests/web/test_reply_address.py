@@ -8,9 +8,9 @@ import pytest
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
 from imtheboss.web.games.seats import resend_invitation
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import BadReplyAddress, read_address, reply_address
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import asked
 

@@ -12,11 +12,11 @@ from email.message import EmailMessage
 import pytest
 from imtheboss.web.games.load import load_events
 from imtheboss.web.games.seats import set_status
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.players.links import _verify
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.words import MAX_CHAT
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.reply_game import REPLY_CONFIG, answers, asked
 from support.reply_mails import quoted, raw_mail

@@ -13,10 +13,10 @@ import pytest
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import seats_of
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, Game, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.say import story
-from imtheboss.worker.mail import compose
 from sqlalchemy import func, select
 from support.page_forms import act
 from support.reply_game import REPLY_CONFIG, answers, asked

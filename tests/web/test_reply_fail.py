@@ -8,10 +8,10 @@ import pytest
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Seat, db
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS, find_setup
 from support.reply_game import REPLY_CONFIG, answers

@@ -11,11 +11,11 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.replies.address import read_address, reply_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.mail import way_now
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS, find_setup
 from support.reply_game import REPLY_CONFIG, answers

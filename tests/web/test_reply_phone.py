@@ -10,12 +10,12 @@ from email.message import EmailMessage
 
 import pytest
 from imtheboss.web.games.load import load_events
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, db
 from imtheboss.web.replies.answer import thread_of
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.read import line_of
 from imtheboss.web.replies.words import understand
-from imtheboss.worker.mail import compose
 from support.reply_game import REPLY_CONFIG, answers, asked
 from support.reply_mails import quoted, raw_mail
 

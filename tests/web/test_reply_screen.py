@@ -152,8 +152,8 @@ def test_the_unreadable_answer_speaks_the_seat_s_language(app) -> None:
     from email.parser import BytesParser
     from email.policy import default
 
+    from imtheboss.web.mail.compose import compose
     from imtheboss.web.models import Game, db
-    from imtheboss.worker.mail import compose
 
     a = asked(app, locale="zh_Hans")
     with app.app_context():

@@ -19,13 +19,13 @@ from imtheboss.engine.views import legal_commands
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.replies.address import SALT, BadReplyAddress, read_address, reply_address
 from imtheboss.web.replies.apply import apply_reply
 from imtheboss.web.replies.terms import Shown
 from imtheboss.web.replies.words import Reading, understand
 from imtheboss.web.say.display import INVESTOR_NAMES
-from imtheboss.worker.mail import compose
 from itsdangerous import Signer
 from sqlalchemy import select
 from support.deal import NAMES, PLAYERS, Setup, find_setup

@@ -9,8 +9,8 @@ import re
 import pytest
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.organiser import mail_text
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from imtheboss.web.games.load import get_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.say.display import page_time
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.deal import PLAYERS
 from support.organiser import mail_text, new_game_form

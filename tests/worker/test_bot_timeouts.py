@@ -1,6 +1,8 @@
 """Bot seats after a timeout (A13): when a person's window runs out and the worker's firing
 hands the turn to a bot seat, the bot plays at once (``firing.bots_after_timeouts``), in the
 batch path (``timeouts.submit_timeouts``, which does not go through ``submit.submit``) as in
+hands the turn to a bot seat, the bot plays at once (``timeouts.bots_after_timeouts``), in the
+batch path (``timeouts.submit_timeouts``, which does not go through ``service.submit``) as in
 the service path. Real PostgreSQL, the firing code run in this process on a clock of the
 test's own."""
 

@@ -1,5 +1,5 @@
 """Deadlines claimed in batches from the database, reminders found by their stored time and mail
-queued again by the sweep (``imtheboss.worker.firing``, ``imtheboss.worker.reminders``,
+queued again by the sweep (``imtheboss.worker.firing``, ``imtheboss.web.mail.reminders``,
 ``imtheboss.worker.tasks``), run in this process on the real PostgreSQL with a clock of the
 test's own.
 
@@ -112,7 +112,7 @@ def test_reminders_are_found_by_their_time_and_a_lost_batch_is_claimed_again(qui
     the due ones; a batch whose mail task was lost is claimed again once its lease has run, and
     then written: one reminder for the seat that owes the answer, none twice. A deadline moved
     later meanwhile gets its new time and no reminder yet."""
-    from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
+    from imtheboss.web.mail.reminders import claim_reminders, plan_reminders, write_reminders
 
     app, clock = ahead
     games = slow_games(quiet_app, 3, "remind")

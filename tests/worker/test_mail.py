@@ -100,8 +100,8 @@ def task_done(worker: Any, task_id: str) -> bool:
 
 
 def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet_app, smtp, worker):
-    from imtheboss.worker.mail import local_time
-    from imtheboss.worker.mail_thread import subject_time
+    from imtheboss.web.mail.compose import local_time
+    from imtheboss.web.mail.thread import subject_time
 
     zones = ["Asia/Shanghai", "America/New_York", "Europe/Paris"]
     with quiet_app.app_context():

@@ -7,8 +7,8 @@ import re
 
 from imtheboss.engine.views import legal_commands
 from imtheboss.web.games.create import create_game
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.worker.mail import compose
 from sqlalchemy import select
 from support.worker import act, find_opening, legal, open_deal_on, players, rows_of
 

@@ -11,7 +11,7 @@ from email.parser import BytesParser
 from pathlib import Path
 
 import pytest
-from imtheboss.worker.mail_preview import LANGUAGES, PLAYERS, preview
+from imtheboss.web.mail.preview import LANGUAGES, PLAYERS, preview
 
 RAW = re.compile(r"\b(?:investor|family|travel|recruit|boss|stop):|(?:card|卡) ?\d+")
 FACTS = {  # a deal's needs and proceeds; what the reader could bring; the negotiation's end

@@ -20,9 +20,9 @@ from imtheboss.web.app import queue
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.seats import seats_of
+from imtheboss.web.mail.compose import as_true_now
 from imtheboss.web.models import Notification, db
 from imtheboss.web.say import story
-from imtheboss.worker.mail import as_true_now
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from support.postgres import admin_conn

@@ -12,7 +12,7 @@ from email.parser import BytesParser
 
 import pytest
 from imtheboss.web.mail.kinds import KINDS as MAIL_KINDS
-from imtheboss.worker.mail_preview import KINDS, LANGUAGES
+from imtheboss.web.mail.preview import KINDS, LANGUAGES
 from support.mail_preview import run_preview
 
 
@@ -98,7 +98,7 @@ def test_every_kind_in_every_language_with_its_headers(tmp_path, lang: str) -> N
 def test_a_part_with_a_line_too_long_for_smtp_goes_in_short_lines() -> None:
     """A part goes 8bit unless a line is past 998 bytes: then encoded in lines of at most 76
     (a 996-character base64 line is what spam filters count against a mail)."""
-    from imtheboss.worker.mail import body_part
+    from imtheboss.web.mail.compose import body_part
 
     short = body_part("<p>你好</p>\n" * 3, "html")
     assert short["Content-Transfer-Encoding"] == "8bit"

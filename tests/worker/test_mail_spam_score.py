@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from imtheboss.worker.mail_preview import KINDS, LANGUAGES
+from imtheboss.web.mail.preview import KINDS, LANGUAGES
 from support.mail_preview import run_preview
 
 MAX_SCORE = 1.0

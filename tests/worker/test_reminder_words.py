@@ -12,10 +12,10 @@ from flask_babel import force_locale
 from imtheboss.engine.state import GameState
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.mail.reminders import write_reminders
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.say import story
-from imtheboss.worker.reminders import write_reminders
 from sqlalchemy import select
 from support.worker import act, card_plays, find_opening, open_deal_on, players, rows_of
 

@@ -1,5 +1,6 @@
 """Timeouts of several games in one transaction: a batch of the firing threads
-(``imtheboss.worker.firing``).
+(``imtheboss.worker.firing``; this module is their door into web/: ``batched``,
+``submit_timeouts``, ``bots_after_timeouts``).
 
 ``submit_timeouts`` does for each claimed window what ``submit.submit`` does for one server
 ``timeout`` with the key ``timeout:<window id>`` in the server's scope (the same decision,
@@ -31,9 +32,10 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.game import Command, decide_state
 from imtheboss.engine.state import GameState
 from imtheboss.web.games.basics import now_utc
+from imtheboss.web.games.bots import play_after
 from imtheboss.web.games.deadlines import deadline_changes
 from imtheboss.web.games.load import locked_state
-from imtheboss.web.games.submit import advance_game, command_row
+from imtheboss.web.games.submit import advance_game, command_row, submit
 from imtheboss.web.mail.notify import notifications_for
 from imtheboss.web.models import SERVER_SCOPE, db
 from imtheboss.web.store.many import lock_games, write_commands, write_deadlines
@@ -45,11 +47,27 @@ from imtheboss.web.store.rows import (
     checkpoint_due,
     event_rows,
     insert_returning,
+    postgres,
 )
 
 logger = logging.getLogger(__name__)
 QUIET = ("not_due", "game_over", "paused")  # a timeout with nothing to do: no event, no log
 MAIL_COLUMNS = ("id", "game_id", "urgent", "seat_index")  # of the outbox rows written
+
+
+def batched() -> bool:
+    """Whether the timeouts of several games go in one transaction (``submit_timeouts``): on
+    PostgreSQL; elsewhere each goes through ``service.submit`` on its own."""
+    return postgres()
+
+
+def bots_after_timeouts(claims: list[tuple[str, str]]) -> None:
+    """A13: the bot seats of the games whose windows ran out act (``bots.play_after``): a
+    timeout may hand a bot seat its turn. Only games this process knows to have bot seats
+    (``store.STATES``) or does not know at all are loaded."""
+    ids = sorted({game_id for game_id, _window in claims})
+    held = {game_id: STATES.get(game_id) for game_id in ids}
+    play_after([g for g in ids if held[g] is None or any(held[g].state.bots)], submit=submit)
 
 
 class BatchRefused(Exception):

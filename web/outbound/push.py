@@ -1,7 +1,7 @@
 """Web Push to a seat's phones: the VAPID key, the subscriptions, and what is pushed.
 
 Anything that needs an answer (the mail's urgent kinds and new terms, ``kinds.ASKING``; the reminder
-at 80% of a window too, written by ``imtheboss.worker.reminders``) is pushed at once to every
+at 80% of a window too, written by ``imtheboss.web.mail.reminders``) is pushed at once to every
 phone of the seat (``asks``: rows written with the events, posted by the worker,
 ``imtheboss.worker.push``): the question and its deadline in the seat's language and zone (a
 reminder says what is still asked, from the seat's own view when it is sent), and the game

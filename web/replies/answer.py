@@ -1,6 +1,6 @@
 """The answer to a reply: an outbox row to the seat's address (``reply_answer``), threaded on
 the reply (``In-Reply-To``, ``References``), saying what was done or why nothing was, rendered
-in the seat's language when the worker composes it (``imtheboss.worker.reply_answer_mail``).
+in the seat's language when it is composed for the worker (``imtheboss.web.mail.reply_answer``).
 
 Written once per reply (its ``dedupe_key`` holds the reply's key): a mail delivered twice is
 answered once.

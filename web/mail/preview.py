@@ -1,5 +1,5 @@
 """``imtheboss mail preview --lang LANG --out DIR``: one ``.eml`` file per kind of mail, named
-after the kind (``your_turn.eml``), exactly as the worker composes it (``compose``: headers,
+after the kind (``your_turn.eml``), exactly as the worker mails it (``compose``: headers,
 ``Reply-To``, both parts), from a sample game the engine's bots play. For translators reading a
 language's mail, operators checking their mail settings (``MAIL_FROM``, ``MAIL_DOMAIN``,
 ``BASE_URL``... are this server's), the tests and the spam-score check
@@ -41,15 +41,15 @@ from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.organiser import replace_player
 from imtheboss.web.games.seats import set_seat_email
 from imtheboss.web.games.submit import submit
+from imtheboss.web.mail.compose import compose
 from imtheboss.web.mail.kinds import ADDRESSED
 from imtheboss.web.mail.kinds import KINDS as MAIL_KINDS
+from imtheboss.web.mail.reminders import claim_reminders, plan_reminders, write_reminders
+from imtheboss.web.mail.sign_in import compose_sign_in
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.players.people import SignInLink
 from imtheboss.web.replies.answer import answer, thread_of
 from imtheboss.web.settings import Settings
-from imtheboss.worker.mail import compose
-from imtheboss.worker.reminders import claim_reminders, plan_reminders, write_reminders
-from imtheboss.worker.signin_mail import compose_sign_in
 from sqlalchemy import select
 
 LANGUAGES = languages.CODES

@@ -1,11 +1,12 @@
-"""Composing email: plain-text and HTML parts, a first line (and, outside a negotiation, a
+"""Composing email (web/ writes it, in its reader's language; the worker only sends it,
+``imtheboss.worker.smtp``): plain-text and HTML parts, a first line (and, outside a negotiation, a
 subject) that says what is needed and by when (in the player's time zone), the link to the
 exact decision, ``Date``, ``Message-ID``, ``Auto-Submitted``; to a seat also ``Reply-To``,
-``List-Id``, its thread (``imtheboss.worker.mail_thread``), ``List-Unsubscribe`` and one-click
+``List-Id``, its thread (``imtheboss.web.mail.thread``), ``List-Unsubscribe`` and one-click
 ``List-Unsubscribe-Post``; the other seats' chat lines since the reader's last mail
 (``table_talk``). The recipient's domain is
 written in its IDNA (ASCII) form; a non-ASCII local part is kept as it is (it needs SMTPUTF8,
-see ``imtheboss.worker.smtp``, which sends the message).
+which the sender asks for).
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ from imtheboss.web.games.basics import now_utc
 from imtheboss.web.games.load import load_state
 from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail import kinds
+from imtheboss.web.mail.failure import MailFailure
+from imtheboss.web.mail.reply_answer import compose_answer
+from imtheboss.web.mail.thread import (
+    list_id,
+    subject,
+    subject_time,
+    thread_headers,
+    thread_of,
+)
 from imtheboss.web.models import Game, Notification, Seat, db
 from imtheboss.web.pages.orders import pace_sentence
 from imtheboss.web.players import people as players
@@ -37,15 +47,6 @@ from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.replies.mail import asks, reply_way, seat_address
 from imtheboss.web.say import display, story
 from imtheboss.web.store.negotiations import records
-from imtheboss.worker.mail_thread import (
-    list_id,
-    subject,
-    subject_time,
-    thread_headers,
-    thread_of,
-)
-from imtheboss.worker.reply_answer_mail import compose_answer
-from imtheboss.worker.smtp import MailFailure
 from sqlalchemy import func, select
 
 # Fold headers only past RFC 5322's 998-character limit: a folded subject read back by some

@@ -19,6 +19,7 @@ from imtheboss.engine.views import awaiting
 from imtheboss.web.games.load import load_state
 from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail.notify import space_facts
+from imtheboss.web.mail.thread import list_id
 from imtheboss.web.models import Game, Notification, Seat
 from imtheboss.web.players import people as players
 from imtheboss.web.players.links import seat_link, unsubscribe_link
@@ -28,14 +29,13 @@ from imtheboss.web.replies.moves import move_text
 from imtheboss.web.replies.words import WORDS
 from imtheboss.web.say import display, story
 from imtheboss.web.say.refusals import refusal
-from imtheboss.worker.mail_thread import list_id
 
 LOCALES = languages.CODES
 
 
 def compose_answer(game: Game, row: Notification, message, parts) -> EmailMessage:
     """The answer mail of ``row``; ``message(subject, to)`` and ``parts(msg, template,
-    context)`` are ``imtheboss.worker.mail``'s builders. Raises ``MailFailure``
+    context)`` are ``imtheboss.web.mail.compose``'s builders. Raises ``MailFailure``
     (``bad_address``)."""
     body = row.body
     seat = seat_row(game.id, int(body.get("for_seat", -1)))
