@@ -15,7 +15,7 @@ ROOMS = ("engine", "web", "worker")
 MAX_LINES = 80
 # Imports of our own modules inside functions, each with its reason on its line (a cycle, or the
 # CLI's lazy loads): lower it as they go, never raise it.
-MAX_FUNCTION_IMPORTS = 6
+MAX_FUNCTION_IMPORTS = 5
 # The web modules the worker may import (docs/architecture.md, "What the worker takes from
 # web/"): each a door for one of its jobs. Widen a door rather than add one.
 WORKER_SURFACE = (

@@ -1,17 +1,19 @@
 """Each seat command's web face is one row of ``imtheboss.web.say.commands.COMMANDS``: every
 command a seat can send the engine has its row, every form of the game page and every reply
-word reads it, and no other module lists commands of its own."""
+word reads it, and no other module lists commands of its own. Each type of event has its row in
+the history's table (``timeline.EVENT_KINDS``: icon and label)."""
 
 from __future__ import annotations
 
 from imtheboss.engine import languages
 from imtheboss.engine.game import HANDLERS, SYSTEM_COMMANDS
 from imtheboss.engine.simulate import simulate
-from imtheboss.engine.state import replay
+from imtheboss.engine.state import EVENT_TYPES, replay
 from imtheboss.engine.views import legal_commands, view
 from imtheboss.web.replies.moves import MOVES
 from imtheboss.web.say import command_forms
 from imtheboss.web.say.commands import COMMANDS, GROUPS, VERB_COMMAND
+from imtheboss.web.say.timeline import EVENT_KINDS
 from support.tables import second_tables
 
 SEAT_COMMANDS = set(HANDLERS) - SYSTEM_COMMANDS
@@ -49,3 +51,9 @@ def test_no_module_but_the_table_lists_commands_of_its_own() -> None:
     """A literal holding four or more command names outside the table is a second table."""
     only = SEAT_COMMANDS - {"stop", "discard", "place_marker", "offer", "chat", "pass"}
     assert second_tables(only, 4, "commands.py") == []
+
+
+def test_every_event_type_has_its_icon_and_label_in_the_history() -> None:
+    """A type of event without its row would show its raw type (``seat_present``) in a
+    player's history."""
+    assert set(EVENT_KINDS) == set(EVENT_TYPES) | {"game_started"}

@@ -47,6 +47,7 @@ EVENT_KINDS: dict[str, tuple[str, Any]] = {
     "chat": ("💬", lazy_gettext("Chat")),
     "deadlines_extended": ("⏸", lazy_gettext("Deadlines moved")),
     "seat_away": ("☾", lazy_gettext("Away")),
+    "seat_present": ("☀", lazy_gettext("I'm back")),  # only the seat itself sees it (A11)
     "orders_set": ("⚙", lazy_gettext("Your standing orders")),
     "night_set": ("☾", lazy_gettext("Night")),
     "proxy_scheduled": ("⏲", lazy_gettext("Away")),
