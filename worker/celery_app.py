@@ -136,7 +136,9 @@ def _require_settings(**_: Any) -> None:
 
 @signals.after_setup_logger.connect
 def _redact_worker_log(logger: logging.Logger, **_: Any) -> None:
-    """The worker's and beat's log: our redaction, and each line with its task's id."""
+    """The worker's and beat's log: our redaction, and each line with its task's id; Python's
+    warnings (Celery's about running as root) are log records too."""
+    logging.captureWarnings(True)
     logs.adopt(logger, logs.CELERY_FORMAT)
 
 

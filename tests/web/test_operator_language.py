@@ -38,3 +38,13 @@ def test_the_outbox_page_is_translated(app, lang: str, title: str, said: str) ->
     assert page.status_code == 200
     assert f"<title>{title}</title>" in page.text and said in page.text
     assert f'<html lang="{lang.replace("_", "-")}">' in page.text
+
+
+@pytest.mark.parametrize("app_config", [{"OPERATOR_TOKEN": TOKEN, "SMTP_HOST": "smtp.example.org"}])
+def test_with_an_smtp_server_the_outbox_says_mail_goes_out_there(app) -> None:
+    page = client_at(app, "127.0.0.1").get(
+        "/operator/mail", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert page.status_code == 200
+    assert "Mail goes out through the SMTP server smtp.example.org" in page.text
+    assert "No SMTP server is configured" not in page.text

@@ -302,7 +302,9 @@ def _handlers(names: Iterable[str]) -> Iterator[logging.Handler]:
 def configure_logging() -> None:
     """The process's logging: ``dictConfig(LOGGING)`` unless the root logger has handlers
     already (gunicorn's, Celery's), then our filters on every handler of the root and of
-    gunicorn's loggers (gunicorn's handlers also get our formats). Safe to call again."""
+    gunicorn's loggers (gunicorn's handlers also get our formats); Python's warnings become
+    records of ``py.warnings`` (one line each in the log's format). Safe to call again."""
+    logging.captureWarnings(True)
     root = logging.getLogger()
     if not root.handlers:
         logging.config.dictConfig(LOGGING)

@@ -197,7 +197,9 @@ def require_operator() -> None:
 
 @bp.get("/operator/mail")
 def operator_mail():
-    """The local outbox (no SMTP configured): for the operator only (``require_operator``);
+    """The local outbox (mail kept while no SMTP server is configured; with ``SMTP_HOST`` the page
+    says mail goes out there, and lists what was kept before): for the operator only
+    (``require_operator``);
     a mail that asks something has a form to paste a reply (``imtheboss.web.replies.operator``).
     Raises ``ServiceError`` 403."""
     require_operator()
@@ -211,7 +213,8 @@ def operator_mail():
         message = message_from_string(mail.message, policy=default_policy)
         body = message.get_body(("plain",))
         shown.append((mail, body.get_content() if body is not None else mail.message))
-    return render_template("operator_mail.html", mails=shown)
+    smtp = current_app.config.get("SMTP_HOST") or ""
+    return render_template("operator_mail.html", mails=shown, smtp=smtp)
 
 
 @bp.route("/operator/sign-in", methods=["GET", "POST"])
