@@ -87,8 +87,16 @@ MEASURE = """() => {
     }
   }
   const actions = document.querySelector("#actions");
+  // a finger's targets: the header's links 44 px tall, a seat's Bot box on one line
+  const small = [...document.querySelectorAll(".top a")]
+    .filter((a) => a.offsetParent && a.getBoundingClientRect().height < 44)
+    .map((a) => `${a.textContent.trim()} ${Math.round(a.getBoundingClientRect().height)}`);
+  const em = (e) => parseFloat(getComputedStyle(e).fontSize);
+  const broken = [...document.querySelectorAll(".player-row label.check")]
+    .filter((l) => l.offsetParent && l.getBoundingClientRect().height > 3 * em(l))
+    .map((l) => `${l.textContent.trim()} ${Math.round(l.getBoundingClientRect().height)}`);
   return {scroll: document.documentElement.scrollWidth, inner, wide: wide.slice(0, 6),
-          actions: actions ? actions.offsetHeight : 0};
+          actions: actions ? actions.offsetHeight : 0, small, broken};
 }"""
 
 # The live part as htmx swaps it in every 15 s (the marker on the old one goes with it).
@@ -112,6 +120,7 @@ class Phone:
     widths: dict[str, int] = field(default_factory=dict)
     actions: dict[str, int] = field(default_factory=dict)  # the height of "What you can do now"
     too_wide: list[str] = field(default_factory=list)
+    small: list[str] = field(default_factory=list)  # targets a finger misses (MEASURE)
 
     def context(self, **options: Any) -> BrowserContext:
         context = self.browser.new_context(viewport=PHONE, locale="en-US", **options)
@@ -134,6 +143,7 @@ class Phone:
             page.screenshot(path=str(self.shots / f"phone-{name}.png"), full_page=True)
         self.widths[label] = found["scroll"]
         self.actions[label] = found["actions"]
+        self.small.extend(f"{label}: {text}" for text in found["small"] + found["broken"])
         if found["scroll"] > found["inner"]:
             self.too_wide.append(
                 f"{label}: {found['scroll']} px > {found['inner']}: {found['wide']}"
@@ -415,3 +425,4 @@ def test_every_page_fits_a_phone(
         actions = phone.actions[label]
         print(f"{width:5d} px  {label}" + (f" (its forms: {actions} px high)" if actions else ""))
     assert not phone.too_wide, "wider than a 360-px phone:\n" + "\n".join(phone.too_wide)
+    assert not phone.small, "too small for a finger:\n" + "\n".join(phone.small)
