@@ -10,6 +10,7 @@ from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game
 from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Notification, Seat, db
+from imtheboss.web.say.display import space_number
 from sqlalchemy import select
 
 PLAYERS = [("Amy", "amy@example.org"), ("Bill", "bill@example.org"), ("Carla", "carla@example.org")]
@@ -24,6 +25,7 @@ class Asked:
     mail: EmailMessage  # the mail that asked (place the marker)
     window: str = ""  # the window it asked about
     created: Any = None  # create.CreatedGame: the seats' tokens
+    first_space: int = 0  # the space (1-16) the mail suggests first: its "place N" example
 
     @property
     def address(self) -> str:
@@ -44,7 +46,8 @@ def asked(app, locale: str = "") -> Asked:
         db.session.commit()
         mail = compose(get_game(created.game_id), seat, [row])
         window = row.body["window"]
-        return Asked(created.game_id, row.seat_index, seat.email, mail, window, created)
+        first = space_number(row.body["best"][0]["space"])
+        return Asked(created.game_id, row.seat_index, seat.email, mail, window, created, first)
 
 
 def answers(app) -> list[Notification]:

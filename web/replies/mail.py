@@ -15,6 +15,7 @@ from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.kinds import ASKING
+from imtheboss.web.mail.notify import best_spaces
 from imtheboss.web.models import Game, Seat
 from imtheboss.web.replies.address import reply_address, turn_step
 from imtheboss.web.replies.choices import ORDER, choices, verbs_that_work
@@ -127,7 +128,9 @@ def _way(
     said = move_text(said_shown(state, seat.seat_index, terms), names)
     offers = by_verb.get("offer", []) if "offer" in verbs else []
     card = card_words(offers[0]["card"]) if len(offers) == 1 and offers[0].get("card") else ""
-    words = shown([v for v in verbs if v != "chat"], lang)
+    best = best_spaces(state, seat.seat_index) if "place" in verbs else []
+    place = display.space_number(best[0]["space"]) if best else 5  # the space the mail puts first
+    words = shown([v for v in verbs if v != "chat"], lang, place)
     words += [lettered(v, x, lang) for x, vs in letters.items() for v in vs]
     words += shown([v for v in verbs if v == "chat"], lang)
     said_letters = [

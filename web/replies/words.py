@@ -153,9 +153,11 @@ def _price(text: str) -> dict[str, int] | None:
     return None
 
 
-def shown(verbs: list[str], lang: str) -> list[str]:
+def shown(verbs: list[str], lang: str, place: int = 5) -> list[str]:
     """How a mail in ``lang`` writes ``verbs`` (in the order given): the word, ``offer 3`` and
-    ``offer 1 share`` for an offer, ``chat: …`` for chat; never those of ``NOT_SHOWN``."""
+    ``offer 1 share`` for an offer, ``place 5`` for placing the marker (``place``: the space's
+    number as players read it, 1-16: the one the mail suggests first), ``chat: …`` for chat;
+    never those of ``NOT_SHOWN``."""
     row = languages.language(lang)
     lang = row.code
     out = []
@@ -165,7 +167,7 @@ def shown(verbs: list[str], lang: str) -> list[str]:
             share = SHARE_WORDS[lang][0]
             out += [f"{word} 3", f"{word} 1 {share}"]
         elif verb == "place":
-            out.append(f"{word} 5")
+            out.append(f"{word} {place}")
         elif verb == "chat":
             out.append(f"{word}{row.colon}…")
         else:
