@@ -1,7 +1,7 @@
 """Each seat command's web face is one row of ``imtheboss.web.say.commands.COMMANDS``: every
 command a seat can send the engine has its row, every form of the game page and every reply
 word reads it, and no other module lists commands of its own. Each type of event has its row in
-the history's table (``timeline.EVENT_KINDS``: icon and label)."""
+the web's table of events (``imtheboss.web.say.events.EVENTS``: icon, label, threads, posts)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from imtheboss.engine.views import legal_commands, view
 from imtheboss.web.replies.moves import MOVES
 from imtheboss.web.say import command_forms
 from imtheboss.web.say.commands import COMMANDS, GROUPS, VERB_COMMAND
-from imtheboss.web.say.timeline import EVENT_KINDS
+from imtheboss.web.say.events import EVENTS
 from support.tables import second_tables
 
 SEAT_COMMANDS = set(HANDLERS) - SYSTEM_COMMANDS
@@ -56,4 +56,5 @@ def test_no_module_but_the_table_lists_commands_of_its_own() -> None:
 def test_every_event_type_has_its_icon_and_label_in_the_history() -> None:
     """A type of event without its row would show its raw type (``seat_present``) in a
     player's history."""
-    assert set(EVENT_KINDS) == set(EVENT_TYPES) | {"game_started"}
+    assert set(EVENTS) == set(EVENT_TYPES) | {"game_started"}
+    assert [face.type for face in EVENTS.values() if face.label is None] == []

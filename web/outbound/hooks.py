@@ -39,20 +39,11 @@ from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from imtheboss.web.say import display, story
+from imtheboss.web.say.events import EVENTS
 from sqlalchemy import func, select
 
-KINDS = {
-    "game_started": "turn",
-    "turn_started": "turn",
-    "deal_opened": "deal_opened",
-    "card_pending": "window_opened",
-    "close_called": "window_opened",
-    "discard_step": "window_opened",
-    "deal_closed": "deal_closed",
-    "deal_failed": "deal_failed",
-    "game_ended": "game_over",
-}
-"""The post each event type makes (event type -> post kind)."""
+KINDS = {t: face.post for t, face in EVENTS.items() if face.post}
+"""The post each event type makes (event type -> post kind: the events table's ``post``)."""
 
 WITH_DEADLINE = ("turn", "deal_opened", "window_opened")
 HOOK_KINDS = {"discord": "Discord", "slack": "Slack", "json": _l("JSON (signed)")}

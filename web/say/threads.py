@@ -29,6 +29,7 @@ from imtheboss.engine.cards import CARD_NAMES, TILE_END_NUMBERS
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import Message, message, starting_investors
 from imtheboss.engine.views import redact_event
+from imtheboss.web.say.events import types_where
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,8 @@ class Story:
 
 
 Record = tuple[int, datetime, Event]
-TERMS = frozenset({"terms_set", "terms_removed", "agreement_made"})
-WINDOW_ENDS = frozenset({"card_stopped", "card_took_effect", "timed_out"})
+TERMS = types_where(thread="terms")  # the events table's rows of each part in a thread
+WINDOW_ENDS = types_where(thread="window_end")
 
 
 def story(records: Iterable[Record], seat: int | None, first_number: int = 1) -> Story:

@@ -1,5 +1,6 @@
-"""Events as rows of the history and of a negotiation's timeline: icon, label and line for one
-seat, and the run of events split into negotiations with each window's answers.
+"""Events as rows of the history and of a negotiation's timeline: icon, label (each event
+type's row of ``imtheboss.web.say.events``) and line for one seat, and the run of events split
+into negotiations with each window's answers.
 
 Rows are redacted for the viewing seat (``imtheboss.engine.views.redact_event``, A8).
 """
@@ -18,52 +19,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.options import Options
 from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
 from imtheboss.web.say import story
-
-EVENT_KINDS: dict[str, tuple[str, Any]] = {
-    # type: (icon, label)
-    "game_started": ("★", lazy_gettext("Game started")),
-    "marker_placed": ("$", lazy_gettext("Marker")),
-    "die_rolled": ("⚄", lazy_gettext("Die")),
-    "pile_reshuffled": ("↻", lazy_gettext("Reshuffle")),
-    "cards_drawn": ("+", lazy_gettext("Draw")),
-    "discard_step": ("✂", lazy_gettext("Hand limit")),
-    "cards_discarded": ("−", lazy_gettext("Discard")),
-    "turn_started": ("▶", lazy_gettext("Turn")),
-    "deal_opened": ("🤝", lazy_gettext("Deal opened")),
-    "family_played": ("♦", lazy_gettext("Family card")),
-    "terms_set": ("✎", lazy_gettext("Terms")),
-    "terms_removed": ("✗", lazy_gettext("Terms ended")),
-    "agreement_made": ("✔", lazy_gettext("Agreement")),
-    "card_pending": ("⚑", lazy_gettext("Card played")),
-    "window_answered": ("↩", lazy_gettext("Answer")),
-    "card_stopped": ("⛔", lazy_gettext("Stopped")),
-    "card_took_effect": ("⚡", lazy_gettext("Took effect")),
-    "close_called": ("🔔", lazy_gettext("Last call")),
-    "negotiation_expired": ("⌛", lazy_gettext("Deadline")),
-    "timed_out": ("⌛", lazy_gettext("Timed out")),
-    "deal_closed": ("💰", lazy_gettext("Deal closed")),
-    "deal_failed": ("✗", lazy_gettext("Deal failed")),
-    "game_ended": ("🏁", lazy_gettext("Game over")),
-    "chat": ("💬", lazy_gettext("Chat")),
-    "deadlines_extended": ("⏸", lazy_gettext("Deadlines moved")),
-    "seat_away": ("☾", lazy_gettext("Away")),
-    "seat_present": ("☀", lazy_gettext("I'm back")),  # only the seat itself sees it (A11)
-    "orders_set": ("⚙", lazy_gettext("Your standing orders")),
-    "night_set": ("☾", lazy_gettext("Night")),
-    "proxy_scheduled": ("⏲", lazy_gettext("Away")),
-    "proxy_started": ("🤖", lazy_gettext("Server plays")),
-    "window_extended": ("⏳", lazy_gettext("More time")),  # the organiser's acts (A13)
-    "seat_replaced": ("⇄", lazy_gettext("New player")),
-    "seat_to_bot": ("⇄", lazy_gettext("Bot")),
-    "game_paused": ("⏸", lazy_gettext("Paused")),
-    "game_resumed": ("▶", lazy_gettext("Resumed")),
-    "seat_email_changed": ("✉", lazy_gettext("Email address")),
-    "invitation_resent": ("✉", lazy_gettext("New invitation")),
-}
-
-# Events about a seat, not a deal: in the game's history, never in a negotiation's timeline.
-SEAT_EVENTS = frozenset({"seat_away", "orders_set", "night_set", "proxy_scheduled"})
-
+from imtheboss.web.say.events import EVENTS, SEAT_EVENTS, SUBKINDS
 
 WAIT_REASONS = {
     "place_marker": lazy_gettext("to place the marker"),
@@ -182,12 +138,16 @@ def event_row(seq: int, at: datetime, event: Event, players: Names, seat: int | 
     )
 
 
-# Kinds of one event type that have an icon and a label of their own: (type, key, value).
-SUBKINDS = {
-    ("card_took_effect", "kind", "boss"): ("👑", lazy_gettext("New boss")),  # R5.5
-    ("terms_removed", "reason", "lapsed"): ("⌁", lazy_gettext("Lapsed")),  # R4.7, R5.5
-}
 _SUBKIND_KEY = {kind: key for kind, key, _value in SUBKINDS}
+
+
+def _face(type_: str) -> tuple[str, Any]:
+    """The icon and the label of the events table's row for ``type_`` (a type of no row, or of
+    no label: its name)."""
+    face = EVENTS.get(type_)
+    if face is None:
+        return "•", type_
+    return face.icon, type_ if face.label is None else face.label
 
 
 def event_kind(event: Event) -> tuple[str, str]:
@@ -198,7 +158,7 @@ def event_kind(event: Event) -> tuple[str, str]:
     labels = g.setdefault("event_labels", {}).setdefault(str(get_locale()), {})
     found = labels.get(kind)
     if found is None:
-        icon, label = SUBKINDS.get(kind) or EVENT_KINDS.get(event.type, ("•", event.type))
+        icon, label = SUBKINDS.get(kind) or _face(event.type)
         found = labels[kind] = (icon, str(label))
     return found
 

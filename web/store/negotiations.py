@@ -4,7 +4,7 @@ them reads the whole log.
 
 A negotiation runs from its ``deal_opened`` to its ``deal_closed`` or ``deal_failed``, plus the end
 roll and the game's end that follow a closing (R7.2); events about a seat rather than the deal
-(``timeline.SEAT_EVENTS``) are never part of it (``timeline.negotiations`` says the same of a run of
+(``events.SEAT_EVENTS``) are never part of it (``timeline.negotiations`` says the same of a run of
 events). A page shows those events through ``display`` (A8), exactly as it showed them when it
 split the whole log.
 """
@@ -19,6 +19,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.state import GameState
 from imtheboss.web.models import EventRecord, Game, NegotiationRecord, db
 from imtheboss.web.say import display, timeline
+from imtheboss.web.say.events import SEAT_EVENTS
 from sqlalchemy import func, insert, select, update
 
 END = {"deal_closed": "closed", "deal_failed": "failed"}
@@ -71,7 +72,7 @@ def ranges(
             }
             opened.append(current)
             stage = "open"
-        elif event.type in timeline.SEAT_EVENTS or stage == "past":
+        elif event.type in SEAT_EVENTS or stage == "past":
             continue
         elif stage == "ended":
             if timeline.is_tail(event) and current is not None:
