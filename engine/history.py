@@ -3,7 +3,7 @@ after a move, the mail and simulate's log.
 
 ``message(event, seat)`` reads only what ``redact_event`` lets ``seat`` see (A8): drawn cards of
 others are counts, the draw pile order and the seed never appear (the seed only in
-``game_ended``). The engine says nothing in any language: ``imtheboss.web.say.story`` renders a
+``game_ended``). The engine says nothing in any language: ``imtheboss.web.say.messages`` renders a
 message in the reader's language. Parameters name their kind by their key:
 
 - ``player``, ``boss``, ``provider``, ``owner``: a seat index (``None``: nobody; ``owner``

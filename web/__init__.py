@@ -20,8 +20,8 @@ from imtheboss.web.app import logs as app_logs  # (web.logs is the old name of a
 from imtheboss.web.app.errors import error_response, unreachable_response
 from imtheboss.web.app.health import check_at_start
 from imtheboss.web.app.limits import init_limits
-from imtheboss.web.app.queue import init_queue
 from imtheboss.web.app.security import csrf, csrf_refusal, init_security
+from imtheboss.web.app.tasks_out import init_queue
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.models import db
 from imtheboss.web.players.auth import page_language
@@ -168,12 +168,12 @@ def _register_blueprints(app: Flask) -> None:
         "imtheboss.web.pages.organiser",
         "imtheboss.web.players.signin",
         "imtheboss.web.players.me",
-        "imtheboss.web.players.player_settings",
+        "imtheboss.web.players.defaults",
         "imtheboss.web.games.presence",
-        "imtheboss.web.pages.hooks",
+        "imtheboss.web.pages.webhooks",
         "imtheboss.web.pages.push",
         "imtheboss.web.say.board_svg",
-        "imtheboss.web.games.served",
+        "imtheboss.web.games.server_moves",
         "imtheboss.web.pages.story",
         "imtheboss.web.replies.operator",
         "imtheboss.web.pages.rules",

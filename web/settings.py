@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     deadline_poll_seconds: float = Field(0.25, gt=0, le=10)
     deadline_batch: int = Field(50, ge=1, le=500)  # deadlines one claim takes
 
-    # -- webhooks and push (imtheboss.web.outbound.hooks, imtheboss.web.outbound.push)
+    # -- webhooks and push (imtheboss.web.outbound.webhooks, imtheboss.web.outbound.push)
     webhook_allow_loopback: bool = False  # tests only: posts may go to 127.0.0.1 and ::1
     webhook_ca_file: str = ""  # extra CAs for webhook and push endpoints (tests, a private CA)
     webhook_timeout: float = Field(10.0, gt=0, le=60)  # seconds to connect, and for each read

@@ -20,8 +20,8 @@ stops the same way. ``Channel.basic_ack`` and ``basic_reject`` here skip a close
 a warning: its message, if the broker kept it, comes back after the visibility timeout and runs
 again, which every task allows (a mail row is claimed before it is sent).
 Nothing is lost: each unacknowledged message stays in Redis' unacked index (``QoS.append``) and
-kombu gives it back after the visibility timeout (``imtheboss.web.app.queue``); mail that was not
-sent is queued again by the mail sweep (``imtheboss.worker.tasks.sweep_mail``) and sent once
+kombu gives it back after the visibility timeout (``imtheboss.web.app.tasks_out``); mail that
+was not sent is queued again by the mail sweep (``imtheboss.worker.tasks.sweep_mail``) and sent once
 (its row is claimed). A normal close (a warm shutdown) still restores at once.
 """
 

@@ -1,6 +1,6 @@
 """The Celery app, Flask–Celery pattern: every task runs inside the Flask app's context.
 
-Tasks go to three queues (``imtheboss.web.app.queue.TASK_ROUTES``): ``deadlines``, ``mail`` and
+Tasks go to three queues (``imtheboss.web.app.tasks_out.TASK_ROUTES``): ``deadlines``, ``mail`` and
 ``outbound`` (webhooks and push). The Procfile starts a worker for each (``celery -A
 imtheboss.worker.celery_app worker -Q mail``, ``... -Q deadlines``, ``... -Q outbound``) and
 beat (``celery -A imtheboss.worker.celery_app beat``), so a send that hangs on the SMTP server

@@ -2,9 +2,9 @@
 
 Deadlines are not tasks: the firing threads of the deadlines workers claim due ones from the
 database in batches and fire them (``imtheboss.worker.firing``). Two queues
-(``imtheboss.web.app.queue.TASK_ROUTES``), each with a worker of its own in the Procfile, so mail
-can never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one window) and
-``mail`` (``sweep_mail``, ``game_changed``, ``remind``, ``deliver``, ``deliver_many``,
+(``imtheboss.web.app.tasks_out.TASK_ROUTES``), each with a worker of its own in the Procfile, so
+mail can never hold up a deadline: ``deadlines`` (``sweep``, and ``fire_deadline`` for one
+window) and ``mail`` (``sweep_mail``, ``game_changed``, ``remind``, ``deliver``, ``deliver_many``,
 ``send_batch``).
 
 - ``game_changed(game_id)``: after a commit that made mail (the web's after-commit hook; a

@@ -37,7 +37,7 @@ import requests
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.web.games.basics import hash_token
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import select
 from support.e2e import Mail, wait_for
@@ -73,8 +73,8 @@ STUCK = 45.0  # seconds without a new event: the game is stuck
 
 def _english(event, names: list[str], seat: int) -> str:
     """The line ``seat`` reads for ``event``, in English."""
-    with story.speaking("en"):
-        return story.line(event, names, seat)
+    with messages.speaking("en"):
+        return messages.line(event, names, seat)
 
 
 TABLE = Table(TITLE, ORGANISER, NAMES, EMAILS, WINDOWS)

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from imtheboss.engine.views import snapshot
 from imtheboss.web.mail.notify import lapses_if_it_happens
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from support.rules_game import SMALL_BOARD, Game
 
 BASE = {
@@ -47,7 +47,7 @@ def test_the_stop_mail_says_it_in_each_language():
     row = SimpleNamespace(kind="stop", body={"window": "w3", "lapses": ["S"]}, seat_index=1)
     said = {}
     for lang in ("en", "zh_Hans", "zh_Hant"):
-        with story.speaking(lang):
-            said[lang] = story.row_text(row, ["Ann", "Bob", "Cat"])
+        with messages.speaking(lang):
+            said[lang] = messages.row_text(row, ["Ann", "Bob", "Cat"])
     assert "your agreement for Sacks (S) lapses" in said["en"]
     assert "协议会失效" in said["zh_Hans"] and "協議會失效" in said["zh_Hant"]

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from imtheboss.engine.cards import DECK_SIZE
 from imtheboss.engine.events import Event
 from imtheboss.web.models import CommandRecord, EventRecord, db
-from imtheboss.web.outbound.hooks import KINDS, posts_for
+from imtheboss.web.outbound.webhooks import KINDS, posts_for
 from sqlalchemy import select
 
 

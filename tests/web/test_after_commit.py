@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 import redis
-from imtheboss.web.app.queue import QUEUES
+from imtheboss.web.app.tasks_out import QUEUES
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Deadline, db

@@ -12,7 +12,7 @@ from imtheboss.web.app.doctor import findings
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Deadline, Notification, db
-from imtheboss.web.outbound import hooks
+from imtheboss.web.outbound import webhooks
 from imtheboss.web.outbound.outbox import OutboundPost
 from imtheboss.worker.cli import main
 from sqlalchemy import update
@@ -34,7 +34,7 @@ def _troubles(app: Any, clock: Any) -> tuple[str, str]:
         paused = create_game("Paused", PLAYERS).game_id  # its deadline waits for its resume
         for gid in (stuck, paused):
             db.session.add(Deadline(game_id=gid, window_id="w1", kind="x", due_at=clock()))
-        hook, _secret = hooks.add_hook(fine, "json", "https://localhost/h", "en", "UTC")
+        hook, _secret = webhooks.add_hook(fine, "json", "https://localhost/h", "en", "UTC")
         db.session.add(
             OutboundPost(
                 game_id=fine, webhook_id=hook, kind="deal", body={}, dedupe_key="d1",

@@ -113,7 +113,7 @@ RATES = [0, 2, 5, 10, 30, 100]  # percent
 # A webhook needs a public https address, a phone a browser's keys and the CSRF header
 # (tests/web/test_webhooks.py, tests/web/test_push_pages.py).
 UNREACHED: set[str] = {"links.operator_mail", "api.export", "replay.export_page"}
-UNREACHED |= {"hooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
+UNREACHED |= {"webhooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
 # A browser signed in by email (a mailed link, then its page's POST: tests/web/test_signin.py,
 # test_me.py, test_player_defaults.py), a finished game for a rematch and its join links, a
 # running one's organiser tools with a window and a reason, in the pages and in the API with
@@ -123,7 +123,7 @@ UNREACHED |= {"hooks.admin_add_hook", "push.subscribe", "push.unsubscribe"}
 # are each tried by their own tests; here they are only held to "no 5xx, and a refusal writes
 # nothing".
 UNREACHED |= {"signin.confirm", "signin.mailed_link", "me.api_me", "me.open_seat"}
-UNREACHED |= {"player_settings.defaults", "player_settings.make_token"}
+UNREACHED |= {"defaults.defaults", "defaults.make_token"}
 UNREACHED |= {"organiser.extend", "organiser.join", "organiser.make_rematch"}
 UNREACHED |= {"organiser.rematch_sign_in", "organiser.replace", "organiser.start"}
 UNREACHED |= {"operator_replies.reply"}

@@ -51,7 +51,7 @@ from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
 from imtheboss.web.models import EventRecord, Notification, db
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from imtheboss.web.say.display import card_text
 from sqlalchemy import func, select
 from support.bots import Hoarder
@@ -297,7 +297,7 @@ def check_page_text(
             ).scalars()
             can_stop = has_stop_card(state, viewer)  # a stop window says what the seat can do
             texts = [  # the inbox leaves the deal facts to the mail and the game page
-                story.row_text(row, list(state.players), "UTC", can_stop, facts=False)
+                messages.row_text(row, list(state.players), "UTC", can_stop, facts=False)
                 for row in rows
             ]
         inbox = seen[f"/g/{gid}/inbox"]

@@ -1,6 +1,6 @@
 """Mail speaks the seat's language (its settings, or the language it last picked in a page's
 header): subject, greeting, buttons, and every line of what happened
-(``imtheboss.web.say.story``)."""
+(``imtheboss.web.say.messages``)."""
 
 from __future__ import annotations
 

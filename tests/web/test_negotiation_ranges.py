@@ -31,7 +31,7 @@ from flask_migrate import downgrade, upgrade
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.engine.state import GameState, state_to_json
 from imtheboss.engine.views import legal_commands, next_deadline
-from imtheboss.web.games import served
+from imtheboss.web.games import server_moves
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
@@ -317,4 +317,6 @@ def test_a_negotiation_page_reads_only_its_range(app, clock) -> None:
     assert sum(counts) == sum(end is not None for *_r, end in rows), counts
     with rows_read_from_events(app) as counts:
         assert browser.get(f"/g/{gid}").status_code == 200
-    assert 0 < sum(counts) <= RECENT + CHAT + served.LOOK_BACK, counts  # constants, not the log
+    assert 0 < sum(counts) <= RECENT + CHAT + server_moves.LOOK_BACK, (
+        counts
+    )  # constants, not the log

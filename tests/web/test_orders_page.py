@@ -220,7 +220,7 @@ def test_a10_a_seat_reads_which_events_its_orders_made(app):
     """A10: an event an order made says so in its seat's own history and notices; another
     seat reads the same line without the mark. A11: the proxy's acts say the server made them."""
     from imtheboss.engine.events import Event
-    from imtheboss.web.say.story import line
+    from imtheboss.web.say.messages import line
 
     names = ["Amy", "Bill", "Cy"]
     answered = Event(

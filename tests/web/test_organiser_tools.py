@@ -17,7 +17,7 @@ from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.submit import submit
 from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import Deadline, EventRecord, Notification, Seat, db
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from sqlalchemy import select
 from support.api_client import stored, with_csrf
 from support.organiser import csrf_of, mail_text, open_deadlines
@@ -83,8 +83,8 @@ def test_more_time_for_one_window_is_an_event_the_table_reads(app, game) -> None
     seen = {}
     for lang in ("en", "zh_Hans", "zh_Hant"):
         text = clients[1].get(f"/g/{gid}/history?lang={lang}").text
-        with app.test_request_context(f"/?lang={lang}"), story.speaking(lang):
-            line = story.render(message(last, 1), players, "UTC")
+        with app.test_request_context(f"/?lang={lang}"), messages.speaking(lang):
+            line = messages.render(message(last, 1), players, "UTC")
         assert html.escape(line, quote=False) in text, (lang, line)
         assert REASON in line
         seen[lang] = line

@@ -123,7 +123,7 @@ def test_you_are_next_goes_to_the_seat_after_the_active_one_and_one_tap_plans_it
     }
     assert orders.prices == BRISK.prices  # the rest of its orders kept
     with app.app_context():
-        from imtheboss.web.say.story import row_text
+        from imtheboss.web.say.messages import row_text
 
         row = db.session.scalars(
             select(Notification).where(

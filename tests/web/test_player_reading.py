@@ -17,7 +17,7 @@ from imtheboss.engine.state import replay
 from imtheboss.web.models import Notification, db
 from imtheboss.web.replies.choices import command_for
 from imtheboss.web.replies.words import Reading, understand
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 from sqlalchemy import select
 from support.page_forms import act
 
@@ -77,8 +77,8 @@ def test_a_zone_reads_as_its_offset_and_its_city(app) -> None:
         assert display.zone_text("UTC", winter) == "UTC"
         assert display.zone_text("Etc/GMT-3", winter) == "UTC+3"
         assert display.zone_text("Mars/Olympus", winter) == "UTC"  # unknown: UTC, as page_time
-        night = story.fill(
-            story.TEXTS["night"],
+        night = messages.fill(
+            messages.TEXTS["night"],
             {"player": 0, "start": "23:00", "end": "07:00", "zone": "Asia/Shanghai"},
             NAMES,
         )
@@ -114,7 +114,7 @@ def test_a_space_has_one_number_on_the_board_the_pages_and_in_mail(app, game) ->
             )
         ).scalar_one()
         with app.test_request_context("/?lang=en"):
-            assert f"space {number}" in story.row_text(row, NAMES)
+            assert f"space {number}" in messages.row_text(row, NAMES)
 
 
 def test_a_reply_names_the_space_by_the_number_players_read() -> None:

@@ -16,7 +16,7 @@ from imtheboss.web.games.submit import submit
 from imtheboss.web.mail.compose import compose
 from imtheboss.web.models import CommandRecord, Game, db
 from imtheboss.web.replies.apply import apply_reply
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from sqlalchemy import func, select
 from support.page_forms import act
 from support.reply_game import REPLY_CONFIG, answers, asked
@@ -61,7 +61,7 @@ def test_a_reply_is_the_move_made_by_mail_and_answered_in_its_thread(app) -> Non
         # "Place 3" is space 3 as players read it: index 2
         assert events[0].type == "marker_placed" and events[0].data["space"] == 2
         assert events[0].data["via"] == "mail"
-        assert story.line(events[0], players, a.seat).endswith("· by mail")
+        assert messages.line(events[0], players, a.seat).endswith("· by mail")
     [row] = answers(app)
     assert row.to_email == a.email
     mail = _answer_mail(app, row)
@@ -257,7 +257,7 @@ def test_by_mail_marks_only_the_replying_seat_s_own_act(app, game) -> None:
         submit(gid, s.provider, {"do": "allow", "window": window}, "mail-allow", via="mail")
         events = load_events(gid, before)
         players = [x.name for x in seats_of(gid)]
-        lines = {e.type: story.line(e, players, s.provider) for e in events}
+        lines = {e.type: messages.line(e, players, s.provider) for e in events}
     assert "card_took_effect" in lines and lines["window_answered"].endswith("· by mail")
     assert not lines["card_took_effect"].endswith("· by mail"), lines
     page = clients[s.provider].get(f"/g/{gid}/history").text

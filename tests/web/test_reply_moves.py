@@ -13,7 +13,7 @@ from imtheboss.engine.state import GameState, Pending
 from imtheboss.web.replies.choices import ORDER, command_for, verbs_that_work
 from imtheboss.web.replies.moves import MOVES, move_said, move_text
 from imtheboss.web.replies.words import Reading
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 
 PLAYERS = ["Amy", "Bill", "Carla", "Dan"]
 
@@ -71,7 +71,7 @@ def test_every_move_a_word_makes_has_its_own_sentence() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh_Hans", "zh_Hant"])
 def test_every_sentence_renders_in_every_language(lang) -> None:
-    with story.speaking(lang):
+    with messages.speaking(lang):
         for _verb, said, _state, _seat in SAID:
             text = move_text(said, PLAYERS)
             assert text and "%(" not in text
@@ -83,12 +83,12 @@ def test_every_sentence_renders_in_every_language(lang) -> None:
 def test_allowing_or_stopping_names_the_card_its_player_and_its_target() -> None:
     cards = [(s, st) for verb, s, st, _seat in SAID if verb in ("allow", "stop")]
     assert cards
-    with story.speaking("en"):
+    with messages.speaking("en"):
         for said, state in cards:
             text = move_text(said, PLAYERS)
             pending = state.pending
             assert PLAYERS[pending.seat] + "'s" in text
-            assert str(story.EFFECT_KINDS[pending.kind]) in text
+            assert str(messages.EFFECT_KINDS[pending.kind]) in text
             letter = (pending.target or "").rpartition(":")[2]
             if pending.kind == "travel" and letter in display.INVESTOR_NAMES:
                 assert str(display.INVESTOR_NAMES[letter]) in text, text
@@ -96,7 +96,7 @@ def test_allowing_or_stopping_names_the_card_its_player_and_its_target() -> None
 
 def test_an_offer_names_the_card_the_boss_and_the_price() -> None:
     offers = [(s, st) for verb, s, st, _seat in SAID if verb == "offer"]
-    with story.speaking("en"):
+    with messages.speaking("en"):
         for said, state in offers:
             text = move_text(said, PLAYERS)
             assert text.startswith("You offered ") and PLAYERS[state.boss] in text
@@ -105,7 +105,7 @@ def test_an_offer_names_the_card_the_boss_and_the_price() -> None:
 
 def test_the_terms_accepted_name_whose_they_were_and_their_price() -> None:
     answered = [(v, s, st, seat) for v, s, st, seat in SAID if v in ("accept", "reject")]
-    with story.speaking("en"):
+    with messages.speaking("en"):
         for verb, said, _state, seat in answered:
             text = move_text(said, PLAYERS)
             other = said["params"]["player"]

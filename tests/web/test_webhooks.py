@@ -16,7 +16,7 @@ from imtheboss.engine.views import legal_commands
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
-from imtheboss.web.outbound import hooks, ssrf
+from imtheboss.web.outbound import ssrf, webhooks
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
 from sqlalchemy import func, select
 from support.app import make_app
@@ -97,7 +97,7 @@ def test_only_the_organiser_sees_and_changes_the_webhooks(app) -> None:
     assert answer.status_code == 200
     page = answer.get_data(as_text=True)
     with app.app_context():
-        (hook,) = hooks.hooks_of(gid)
+        (hook,) = webhooks.hooks_of(gid)
         secret = hook.secret
     assert secret in page  # shown once, on the answer
     again = client.get(f"/g/{gid}/admin/hooks").get_data(as_text=True)
@@ -187,8 +187,8 @@ def test_a_whole_game_writes_one_post_per_event_and_webhook_with_public_informat
         created = create_game("Hooks", PLAYERS, {"proxy_hours": 48}, seed=SEED)
         gid = created.game_id
         first = get_game(gid).last_seq
-        json_hook, _secret = hooks.add_hook(gid, "json", "https://localhost/a", "en", "UTC")
-        chat_hook, _secret = hooks.add_hook(
+        json_hook, _secret = webhooks.add_hook(gid, "json", "https://localhost/a", "en", "UTC")
+        chat_hook, _secret = webhooks.add_hook(
             gid, "slack", "https://localhost/b", "zh_Hant", "Asia/Taipei"
         )
         state = load_state(get_game(gid))
@@ -203,7 +203,7 @@ def test_a_whole_game_writes_one_post_per_event_and_webhook_with_public_informat
         players = [p for p, _e in PLAYERS]
         game = get_game(gid)
         texts = {
-            row.id: hooks.payload(row, session.get(Webhook, row.webhook_id), game, players)
+            row.id: webhooks.payload(row, session.get(Webhook, row.webhook_id), game, players)
             for row in rows
         }
     kinds = {kind for _seq, kind in expected}
@@ -246,8 +246,8 @@ def test_the_page_says_in_plain_words_why_a_hook_fails(app, _migrated, clock, tm
         with posting.app_context():
             created = create_game("Failing", PLAYERS)
             gid = created.game_id
-            hooks.add_hook(gid, "json", f"https://localhost:{free_port()}/gone", "en", "UTC")
-            hooks.add_hook(gid, "json", receiver.url("/err"), "en", "UTC")
+            webhooks.add_hook(gid, "json", f"https://localhost:{free_port()}/gone", "en", "UTC")
+            webhooks.add_hook(gid, "json", receiver.url("/err"), "en", "UTC")
             first = load_state(get_game(gid)).active
             space = next(
                 c["space"]

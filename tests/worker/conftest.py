@@ -348,7 +348,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 @pytest.fixture
 def _test_env(redis_url: str, _mailbox: Mailbox, outbound: Outbound) -> Iterator[None]:
-    """This process has the worker's settings too: ``imtheboss.web.app.queue`` enqueues to the
+    """This process has the worker's settings too: ``imtheboss.web.app.tasks_out`` enqueues to the
     tests' Redis database, and worker code a test runs here
     (``imtheboss.worker.tasks.fire_deadline.run``) sees the same database, SMTP server and delays.
     The environment is restored after each test (other test folders may run in this process

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import redis
-from imtheboss.web.app import queue
+from imtheboss.web.app import tasks_out
 from imtheboss.web.games.create import create_game
 from support.wait import free_port, wait_for
 from support.worker import players
@@ -134,7 +134,7 @@ def test_the_workers_outlive_a_redis_restart_and_mail_goes_out(
     app.extensions.pop("imtheboss.queue", None)
     with app.app_context():
         for _ in range(HELD):
-            queue.send("imtheboss.worker.tasks.sweep_mail", countdown=600)
+            tasks_out.send("imtheboss.worker.tasks.sweep_mail", countdown=600)
     wait_for(lambda: own_redis.unacked() >= HELD, 30, what="the mail worker to hold the tasks")
     mark = restart(own_redis, app, procs)
     mail_goes_out(app, smtp, procs, mark, "restarted")

@@ -13,7 +13,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from imtheboss.web.app import queue
+from imtheboss.web.app import tasks_out
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Notification, db
@@ -102,7 +102,7 @@ def test_a_deadline_task_delivered_twice_appends_one_event(quiet_app, worker):
         gid = create_game("Twice", players("twice"), {"windows": {"turn": 2}}, seed=2).game_id
         due = deadline_rows(gid)["w0"].due_at
         for _ in range(2):
-            queue.send("imtheboss.worker.tasks.fire_deadline", gid, "w0", eta=due)
+            tasks_out.send("imtheboss.worker.tasks.fire_deadline", gid, "w0", eta=due)
         wait_for(lambda: "w0" in timed_out_windows(gid), 20, what="w0 to time out")
         set_status(gid, "paused")
         assert timed_out_windows(gid).count("w0") == 1

@@ -7,7 +7,7 @@ server and the tests' PostgreSQL database."""
 
 from __future__ import annotations
 
-from imtheboss.web.app import queue
+from imtheboss.web.app import tasks_out
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.models import Notification, db
@@ -53,7 +53,7 @@ def test_with_the_worker_the_first_player_reads_the_invitation_first(quiet_app, 
     with quiet_app.app_context():
         gid = create_game("Order", players("order"), SLOW, seed=4).game_id
         first = load_state(get_game(gid)).active
-        queue.send("imtheboss.worker.tasks.game_changed", gid)
+        tasks_out.send("imtheboss.worker.tasks.game_changed", gid)
         to = players("order")[first][1]
         mails = wait_for(lambda: len(smtp.about("Order")) >= 4 and smtp.about("Order"), 20)
     theirs = [str(m["Subject"]) for m in mails if str(m["To"]) == to]

@@ -20,12 +20,12 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from imtheboss.engine.views import legal_commands
-from imtheboss.web.app import queue
+from imtheboss.web.app import tasks_out
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.seats import mark_seen, seats_of, set_status
 from imtheboss.web.models import CommandRecord, Deadline, EventRecord, Game, Notification, Seat, db
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from sqlalchemy import func, select, update
 from support.worker import (
     act,
@@ -49,7 +49,7 @@ def said(app, row: Notification) -> str:
     """What the row says to its seat in English (the mail renders it the same way; a deal's
     facts, which a mail says once, left out)."""
     with app.test_request_context():
-        return story.row_text(row, [seat.name for seat in seats_of(row.game_id)], facts=False)
+        return messages.row_text(row, [seat.name for seat in seats_of(row.game_id)], facts=False)
 
 
 def well_formed(msg: EmailMessage) -> None:
@@ -113,7 +113,7 @@ def test_every_email_has_both_parts_the_headers_and_what_is_needed_by_when(quiet
                 .values(timezone=zone)
             )
         db.session.commit()
-        queue.send("imtheboss.worker.tasks.game_changed", gid)
+        tasks_out.send("imtheboss.worker.tasks.game_changed", gid)
         mails = wait_for(lambda: len(smtp.about("Headers")) >= 4 and smtp.about("Headers"), 20)
         due = db.session.execute(
             select(Deadline.due_at).where(Deadline.game_id == gid, Deadline.window_id == "w0")
@@ -247,7 +247,7 @@ def test_one_email_per_notification_row_when_delivery_runs_twice(quiet_app, smtp
         invites = {r.seat_index: r.id for r in rows_of(gid) if r.kind == "invited"}
         # Twice through the worker, at once (four threads: both run together).
         ids = [
-            queue.client().send_task("imtheboss.worker.tasks.deliver", args=(invites[0],)).id
+            tasks_out.client().send_task("imtheboss.worker.tasks.deliver", args=(invites[0],)).id
             for _ in range(2)
         ]
         wait_for(lambda: all(task_done(worker, i) for i in ids), 20, what="both deliveries")

@@ -16,13 +16,13 @@ from collections import Counter
 from email.message import EmailMessage
 
 from celery import Celery
-from imtheboss.web.app import queue
+from imtheboss.web.app import tasks_out
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.seats import seats_of
 from imtheboss.web.mail.compose import as_true_now
 from imtheboss.web.models import Notification, db
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from support.postgres import admin_conn
@@ -68,7 +68,7 @@ def said(app, row: Notification) -> str:
     reads when sent (``as_true_now``: the games no longer change while they are mailed)."""
     with app.test_request_context():
         [now] = as_true_now(load_state(get_game(row.game_id)), [row])
-        return story.row_text(now, [seat.name for seat in seats_of(row.game_id)])
+        return messages.row_text(now, [seat.name for seat in seats_of(row.game_id)])
 
 
 class Killer(threading.Thread):
@@ -129,7 +129,7 @@ def test_killed_database_connections_never_send_a_mail_twice(quiet_app, pg_url, 
         killer.start()
         try:
             for gid in games:
-                queue.send("imtheboss.worker.tasks.game_changed", gid)
+                tasks_out.send("imtheboss.worker.tasks.game_changed", gid)
             end = time.monotonic() + 60
             wait_for(lambda: tried() or time.monotonic() > end, 70, every=0.5)
         finally:
@@ -181,7 +181,7 @@ def test_mail_left_sending_by_a_killed_worker_is_never_sent_again(
             return [r for r in rows_of(gid) if r.kind != "invited"]
 
         with smtp.hang() as silent:
-            queue.send("imtheboss.worker.tasks.game_changed", gid)
+            tasks_out.send("imtheboss.worker.tasks.game_changed", gid)
 
             def hanging() -> bool:
                 rows = invitations()
@@ -196,7 +196,7 @@ def test_mail_left_sending_by_a_killed_worker_is_never_sent_again(
         backdate(gid, "created_at", 5)  # as if the kill was long ago: a pending row is re-sent
         worker.start()
         control = create_game("Alive", players("alive"), SLOW, seed=31).game_id
-        queue.send("imtheboss.worker.tasks.game_changed", control)
+        tasks_out.send("imtheboss.worker.tasks.game_changed", control)
         wait_for(lambda: len(smtp.about("Alive")) >= 4, 60, what="mail from the restarted worker")
         wait_for(
             lambda: mail_sweeps_run(redis_url) >= 3,

@@ -33,7 +33,7 @@ from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_events, load_state
 from imtheboss.web.games.seats import set_status
 from imtheboss.web.models import Seat, db
-from imtheboss.web.outbound import hooks, push
+from imtheboss.web.outbound import push, webhooks
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
 from imtheboss.web.outbound.writer import queue_written, write
 from sqlalchemy import delete, select
@@ -110,8 +110,8 @@ def test_a_whole_game_posts_each_event_once_signed_and_public(
         gid = created.game_id
         first = get_game(gid).last_seq
         url = receiver.url("/json")
-        json_hook, secret = hooks.add_hook(gid, "json", url, "zh_Hans", "Asia/Shanghai")
-        hooks.add_hook(gid, "discord", receiver.url("/discord"), "en", "UTC")
+        json_hook, secret = webhooks.add_hook(gid, "json", url, "zh_Hans", "Asia/Shanghai")
+        webhooks.add_hook(gid, "discord", receiver.url("/discord"), "en", "UTC")
         state = load_state(get_game(gid))
     bots = [Hoarder(), SensibleBot(), SensibleBot(), RandomBot()]
     play_to_end(app, sim_clock, gid, state, bots, random.Random(3))
@@ -133,7 +133,7 @@ def test_a_whole_game_posts_each_event_once_signed_and_public(
     assert len(again) == 1 and again[0].body == refused_one.body  # tried again, the same post
     with app.app_context(), force_locale("zh_Hans"):
         zone = "Asia/Shanghai"
-        public = {key: hooks.text_of(post, players, zone) for key, post in scrambled.items()}
+        public = {key: webhooks.text_of(post, players, zone) for key, post in scrambled.items()}
     for request, data in zip(taken, bodies, strict=True):
         expect = "sha256=" + hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(request.headers["x-imtheboss-signature"], expect)
@@ -169,9 +169,11 @@ def test_the_guard_refuses_a_redirect_another_name_and_loopback_at_delivery(
     strict = local_app(OUTBOUND_TASKS=False, WEBHOOK_ALLOW_LOOPBACK=False)
     with app.app_context():
         gid = create_game("Guarded", PLAYERS).game_id
-        redirect_hook, _ = hooks.add_hook(gid, "json", receiver.url("/redirect"), "en", "UTC")
-        other_name, _ = hooks.add_hook(gid, "json", receiver.url("/ip", "127.0.0.1"), "en", "UTC")
-        loopback, _ = hooks.add_hook(gid, "json", receiver.url("/loopback"), "en", "UTC")
+        redirect_hook, _ = webhooks.add_hook(gid, "json", receiver.url("/redirect"), "en", "UTC")
+        other_name, _ = webhooks.add_hook(
+            gid, "json", receiver.url("/ip", "127.0.0.1"), "en", "UTC"
+        )
+        loopback, _ = webhooks.add_hook(gid, "json", receiver.url("/loopback"), "en", "UTC")
     _posts_for_start(app, gid)
     by_hook = {row.webhook_id: row.id for row in rows_of(app, gid)}
     with app.app_context():
@@ -343,7 +345,7 @@ def test_receivers_dripping_headers_forever_delay_no_mail(app, worker, smtp, out
         with app.app_context():
             for n in range(6):
                 gid = create_game(f"Dripped {n}", PLAYERS).game_id
-                hooks.add_hook(gid, "json", dripper.url(f"/drip/{n}"), "en", "UTC")
+                webhooks.add_hook(gid, "json", dripper.url(f"/drip/{n}"), "en", "UTC")
                 hooked.append(gid)
         for gid in hooked:
             with app.app_context():

@@ -15,7 +15,7 @@ from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.mail.reminders import write_reminders
 from imtheboss.web.models import Deadline, db
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from sqlalchemy import select
 from support.worker import act, card_plays, find_opening, open_deal_on, players, rows_of
 
@@ -53,6 +53,6 @@ def test_a_stop_window_reminds_only_the_seat_that_can_stop_and_says_what(app):
         for lang, silence in SILENCE.items():
             with force_locale(lang):
                 row = SimpleNamespace(kind="reminder", body=rows[0].body, seat_index=can, text="")
-                text = story.row_text(row, names, "Asia/Shanghai")
+                text = messages.row_text(row, names, "Asia/Shanghai")
             assert silence in text, (lang, text)
             assert "UTC+8" in text, (lang, text)

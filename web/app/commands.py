@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from imtheboss.web.app.doctor import run as doctor
 from imtheboss.web.mail.preview import preview
-from imtheboss.web.say.story import simulation_log, speaking
+from imtheboss.web.say.messages import simulation_log, speaking
 from imtheboss.web.say.verify_report import (
     bad_hash_text,
     record_error_text,

@@ -7,7 +7,7 @@ Three lists, each a row per game (its id and title; never an address, a token or
 - overdue deadlines: open deadlines past their time by more than ``--grace-seconds`` (no
   deadlines worker is firing them);
 - failing webhooks: webhooks whose last post failed (``failed`` for good, or ``pending`` again
-  after a failed try), with a failure code (``imtheboss.web.outbound.hooks.FAILURES``).
+  after a failed try), with a failure code (``imtheboss.web.outbound.webhooks.FAILURES``).
 
 Exit codes: 0 nothing found, 1 something listed, 2 the settings or the database failed.
 """

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from flask import current_app
-from imtheboss.web.app.queue import QUEUES, client
+from imtheboss.web.app.tasks_out import QUEUES, client
 from imtheboss.web.games.basics import now_utc
 from imtheboss.web.models import Deadline, Game, Notification, db
 from imtheboss.web.outbound.outbox import OutboundPost
@@ -139,7 +139,7 @@ def last_sweep() -> float | None:
 
 
 def queue_depths() -> dict[str, int]:
-    """Messages waiting in each queue (``imtheboss.web.app.queue.QUEUES``) of the broker. Raises
+    """Messages waiting in each queue (``imtheboss.web.app.tasks_out.QUEUES``) of the broker. Raises
     kombu's/redis's connection errors when the broker cannot be reached."""
     from kombu.exceptions import ChannelError
 

@@ -45,7 +45,7 @@ from imtheboss.web.players import people as players
 from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_link
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.replies.mail import asks, reply_way, seat_address
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 from imtheboss.web.store.negotiations import records
 from sqlalchemy import func, select
 
@@ -83,7 +83,7 @@ def local_time(at: datetime, zone: str) -> str:
 def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMessage:
     """One email to ``seat`` about ``rows`` (one urgent row, or a batch of news), in the seat's
     language (its settings, else its address's default: ``players.seat_language``), event
-    lines included (``imtheboss.web.say.story``). A row to an explicit address (``to_email``;
+    lines included (``imtheboss.web.say.messages``). A row to an explicit address (``to_email``;
     ``seat`` is ``None`` then) is mailed alone: ``compose_addressed``. Raises ``MailFailure``
     (``bad_address``) when the address cannot be written."""
     if rows[0].to_email:
@@ -206,20 +206,20 @@ def as_true_now(state: GameState, rows: list[Notification]) -> list[Any]:
 
 
 def _copy(row: Notification, body: dict[str, Any]) -> SimpleNamespace:
-    """A read-only stand-in for ``row`` with ``body`` (what ``story.row_text`` and the
+    """A read-only stand-in for ``row`` with ``body`` (what ``messages.row_text`` and the
     templates read of a row)."""
     keep = ("id", "kind", "seat_index", "text", "seq", "urgent", "to_email", "created_at")
     return SimpleNamespace(**{k: getattr(row, k) for k in keep}, body=body)
 
 
 def _row_text(rows: list[Notification], can_stop: bool):
-    """``story.row_text`` for the rows of one mail: a space's facts only once, with the last
+    """``messages.row_text`` for the rows of one mail: a space's facts only once, with the last
     row about that space (a burst of new terms lists them once, after the terms)."""
     last = {(row.body or {}).get("space"): row.id for row in rows if (row.body or {}).get("facts")}
     keep = set(last.values())
 
     def text(row: Notification, players: list[str], tz: str = "UTC") -> str:
-        return story.row_text(row, players, tz, can_stop, facts=row.id in keep)
+        return messages.row_text(row, players, tz, can_stop, facts=row.id in keep)
 
     return text
 
@@ -244,7 +244,7 @@ def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
     names = [s.name for s in seats_of(game.id)]
     zone = seat.timezone or "UTC"
     return [
-        story.line(event, names, seat.seat_index, zone)
+        messages.line(event, names, seat.seat_index, zone)
         for _seq, _at, event in found
         if event.by != seat.seat_index
     ]

@@ -31,14 +31,14 @@ from imtheboss.engine.game import Command, decide
 from imtheboss.engine.history import message
 from imtheboss.engine.state import GameState, apply_in_place
 from imtheboss.engine.views import awaiting
-from imtheboss.web.games.served import newly_away, served_seats
+from imtheboss.web.games.server_moves import newly_away, served_seats
 from imtheboss.web.mail.kinds import ANSWER_KINDS, KINDS
 from imtheboss.web.replies.terms import Shown
 
 
 def said_message(event: Event, seat: int) -> dict[str, Any]:
     """What ``event`` says to ``seat`` (A8), as a message the mail and the inbox render in the
-    seat's language when they show it (``imtheboss.web.say.story.row_text``)."""
+    seat's language when they show it (``imtheboss.web.say.messages.row_text``)."""
     return message(event, seat).to_json()
 
 

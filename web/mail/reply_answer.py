@@ -2,7 +2,7 @@
 ``imtheboss.web.replies.answer``): threaded on the reply (``In-Reply-To``, ``References``,
 ``Re:`` subject), in the seat's language (its own, else its address's default, as every mail:
 ``players.seat_language``): what the move was (``imtheboss.web.replies.moves``) and what was
-done (the events as the seat sees them, ``imtheboss.web.say.story``, times in the seat's zone, as
+done (the events as the seat sees them, ``imtheboss.web.say.messages``, times in the seat's zone, as
 every mail) or why nothing was, the words that work now with the next decision's reply address,
 the seat's own game link and the footer every mail has (the game's name, the unsubscribe link)."""
 
@@ -27,7 +27,7 @@ from imtheboss.web.replies.answer import seat_row
 from imtheboss.web.replies.mail import ReplyWay, seat_address, way_now
 from imtheboss.web.replies.moves import move_text
 from imtheboss.web.replies.words import WORDS
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 from imtheboss.web.say.refusals import refusal
 
 LOCALES = languages.CODES
@@ -89,7 +89,7 @@ def _done(game: Game, seat: Seat | None, body: dict) -> dict:
         "now": [move_text(said, players, zone) for said in body.get("now") or []],
         "cut": int(body.get("cut") or 0),
         "done": [
-            story.render(Message.from_json(m), players, zone) for m in body.get("messages", [])
+            messages.render(Message.from_json(m), players, zone) for m in body.get("messages", [])
         ],
     }
 
@@ -104,7 +104,7 @@ def _until(reply: ReplyWay | None, seat: Seat | None) -> str:
 def _turn_facts(game: Game, seat: Seat | None) -> str:
     """After a move by mail that leaves the seat's turn open (a roll: draw or deal next), what
     a deal on the marker's space needs and pays and what the seat could bring (R1.4, R3.3;
-    ``imtheboss.web.say.story.facts_text``), as the turn's own mail says it; ``""`` otherwise."""
+    ``imtheboss.web.say.messages.facts_text``), as the turn's own mail says it; ``""`` otherwise."""
     if seat is None or game.status != "active":
         return ""
     state = load_state(game)
@@ -112,16 +112,18 @@ def _turn_facts(game: Game, seat: Seat | None) -> str:
     if not mine or state.marker is None:
         return ""
     facts = space_facts(state, seat.seat_index, state.marker)
-    return story.facts_text(state.marker, facts, seat.timezone or "UTC")
+    return messages.facts_text(state.marker, facts, seat.timezone or "UTC")
 
 
 def _open_now(game: Game, seat: Seat | None) -> str:
-    """What waits for ``seat`` now, in words (``story.WINDOW_KINDS``: "the last call"), the
+    """What waits for ``seat`` now, in words (``messages.WINDOW_KINDS``: "the last call"), the
     kinds joined; ``""`` when nothing does."""
     if seat is None or game.status != "active":
         return ""
     kinds = sorted({a["for"] for a in awaiting(load_state(game)) if a["seat"] == seat.seat_index})
-    return story.listed([str(story.WINDOW_KINDS[k]) for k in kinds if k in story.WINDOW_KINDS])
+    return messages.listed(
+        [str(messages.WINDOW_KINDS[k]) for k in kinds if k in messages.WINDOW_KINDS]
+    )
 
 
 def _why(body: dict, game: Game | None = None, seat: Seat | None = None) -> str:

@@ -1,4 +1,4 @@
-"""The outbox of posts to other servers: a game's webhooks (``imtheboss.web.outbound.hooks``) and
+"""The outbox of posts to other servers: a game's webhooks (``imtheboss.web.outbound.webhooks``) and
 its seats' phones (Web Push, ``imtheboss.web.outbound.push``).
 
 Tables: ``webhooks`` (a game's URLs, added by its organiser), ``push_subscriptions`` (a seat's

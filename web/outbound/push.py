@@ -36,11 +36,11 @@ from imtheboss.web.games.load import load_state
 from imtheboss.web.mail.kinds import ASKING
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import ssrf
-from imtheboss.web.outbound.hooks import with_deadline
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
+from imtheboss.web.outbound.webhooks import with_deadline
 from imtheboss.web.players import people as players_
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import decisions, display, story
+from imtheboss.web.say import decisions, display, messages
 from py_vapid import Vapid
 from sqlalchemy import delete, func, select
 
@@ -248,7 +248,7 @@ def payload(row: OutboundPost, game: Game, seat: Seat, players: list[str]) -> di
     with force_locale(locale):
         zone = seat.timezone
         can_stop = row.kind != "stop" or has_stop_card(load_state(game), seat.seat_index)
-        said = story.row_text(note, players, zone, can_stop)
+        said = messages.row_text(note, players, zone, can_stop)
         if row.kind == "reminder":
             said = _still_asked(game, seat.seat_index, window, players) or said
         text = with_deadline(said, body, zone, "until")

@@ -1,6 +1,6 @@
 """What an outbox row posts (the outbound worker's door into web/): the request a row makes for
 its channel, a webhook's (``hook_request``: the body in the webhook's shape, signed with its
-secret, ``imtheboss.web.outbound.hooks``) or a phone's (``push_request``: the payload encrypted
+secret, ``imtheboss.web.outbound.webhooks``) or a phone's (``push_request``: the payload encrypted
 for the browser's keys, ``aes128gcm``, pywebpush's ``WebPusher.encode``, the request signed with
 the VAPID key, ``imtheboss.web.outbound.push``), and the rows and guard the worker posts them
 with (``OutboundPost``, ``PushSubscription``, ``Webhook``; ``ssrf``: posting to addresses other
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.outbound import hooks, push, ssrf
+from imtheboss.web.outbound import push, ssrf, webhooks
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription, Webhook
 from pywebpush import WebPusher
 from sqlalchemy import select
@@ -51,16 +51,16 @@ def player_names(game_id: str) -> list[str]:
 
 
 def hook_request(row: OutboundPost, hook: Webhook, game: Game) -> Request:
-    """The request that posts ``row`` to ``hook``: the body (``hooks.body``) and the headers
+    """The request that posts ``row`` to ``hook``: the body (``webhooks.body``) and the headers
     ``X-Imtheboss-Event``, ``X-Imtheboss-Delivery`` and ``X-Imtheboss-Signature``."""
     players = player_names(game.id)
-    raw = hooks.encode(hooks.body(hook.kind, hooks.payload(row, hook, game, players)))
+    raw = webhooks.encode(webhooks.body(hook.kind, webhooks.payload(row, hook, game, players)))
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "X-Imtheboss-Event": row.kind,
         "X-Imtheboss-Delivery": str(row.id),
-        "X-Imtheboss-Signature": hooks.sign(hook.secret, raw),
+        "X-Imtheboss-Signature": webhooks.sign(hook.secret, raw),
     }
     return Request(hook.url, raw, headers)
 

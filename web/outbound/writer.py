@@ -1,5 +1,5 @@
 """Writing the outbox (the tables of ``imtheboss.web.outbound.outbox``): ``write`` makes the
-rows of a webhook's posts (``hooks.posts_for``) and of a phone's questions (``push.asks``) in
+rows of a webhook's posts (``webhooks.posts_for``) and of a phone's questions (``push.asks``) in
 the transaction of every append (registered by ``init_outbound`` with ``on_outbox``), and after
 the commit the outbound queue is told (``run_after_commit``; ``queue_written`` for a commit
 outside the service's).
@@ -12,10 +12,10 @@ from typing import Any
 
 from flask import Flask, current_app, g
 from imtheboss.engine.events import Event
-from imtheboss.web.app.queue import send
+from imtheboss.web.app.tasks_out import send
 from imtheboss.web.games.commit_hooks import on_commit, on_outbox
 from imtheboss.web.models import db
-from imtheboss.web.outbound import hooks, push
+from imtheboss.web.outbound import push, webhooks
 from imtheboss.web.outbound.outbox import PushSubscription, Webhook
 from imtheboss.web.store.rows import insert_new
 from sqlalchemy import literal as sql_literal
@@ -30,32 +30,32 @@ def _targets(game_id: str, seats: set[int]) -> tuple[list[int], dict[int, list[i
     phones = select(PushSubscription.seat_index, PushSubscription.id).where(
         PushSubscription.game_id == game_id, PushSubscription.seat_index.in_(sorted(seats))
     )
-    webhooks: list[int] = []
+    webhook_ids: list[int] = []
     subscriptions: dict[int, list[int]] = {}
     for seat, target in db.session.execute(webhooks_of.union_all(phones)).all():
         if seat == -1:
-            webhooks.append(target)
+            webhook_ids.append(target)
         else:
             subscriptions.setdefault(seat, []).append(target)
-    return webhooks, subscriptions
+    return webhook_ids, subscriptions
 
 
 def write(
     game_id: str, first: int, events: list[Event], notes: list[dict[str, Any]], at: datetime
 ) -> None:
     """The outbox rows of ``events`` appended at ``first`` (``notes``: the mail's rows they
-    made): one per webhook of the game and event it posts (``hooks.posts_for``), one per phone
+    made): one per webhook of the game and event it posts (``webhooks.posts_for``), one per phone
     of a seat asked for an answer (``push.asks``). Reads the targets only when there is
     something to post (one statement), inserts in one more."""
-    posts = hooks.posts_for(first, events)
+    posts = webhooks.posts_for(first, events)
     asks = push.asks(notes)
     if not posts and not asks:
         return
-    webhooks, subscriptions = _targets(game_id, {ask["seat"] for ask in asks})
+    webhook_ids, subscriptions = _targets(game_id, {ask["seat"] for ask in asks})
     rows = [
         _row(game_id, post["kind"], post["seq"], post, f"w:{hook}:{post['seq']}:{post['kind']}", at)
         | {"webhook_id": hook}
-        for hook in webhooks
+        for hook in webhook_ids
         for post in posts
     ]
     rows += [

@@ -12,7 +12,7 @@ from imtheboss.engine.setup import tile_stack
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.load import load_state
 from imtheboss.web.pages.common import bp, frame, viewer
-from imtheboss.web.say import display, story, timeline
+from imtheboss.web.say import display, messages, timeline
 from imtheboss.web.store import negotiations
 
 
@@ -31,7 +31,7 @@ def deals(gid: str) -> str:
         board=state.board.to_json(),
         tiles=tiles,
         options=options,
-        fail_reasons=story.FAIL_REASONS,
+        fail_reasons=messages.FAIL_REASONS,
         requirement_html=display.requirement_html,
     )
     return render_template("deals.html", **ctx)
@@ -59,7 +59,7 @@ def deal(gid: str, number: int) -> str:
         count=count,
         space=space,
         proceeds=neg.proceeds(space["shares"], tiles, options),
-        fail_reasons=story.FAIL_REASONS,
+        fail_reasons=messages.FAIL_REASONS,
         answers=timeline.ANSWERS,
         window_results=timeline.WINDOW_RESULTS,
         requirement_html=display.requirement_html,

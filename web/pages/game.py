@@ -31,7 +31,7 @@ from imtheboss.web.models import Game
 from imtheboss.web.pages import organiser as organiser_pages
 from imtheboss.web.pages.common import bp, frame, htmx, seat_row, viewer
 from imtheboss.web.players.auth import current_seat, is_admin
-from imtheboss.web.say import command_forms, decisions, display, money_chart, story, timeline
+from imtheboss.web.say import command_forms, decisions, display, messages, money_chart, timeline
 from imtheboss.web.say.commands import CONFIRM
 from imtheboss.web.store import negotiations
 
@@ -260,7 +260,7 @@ def act(gid: str) -> Any:
         notices = [_("That was already done (the same form was sent twice).")]
     else:
         tz = seat_row(gid, seat).timezone or "UTC"
-        notices = [story.line(event, players, seat, tz) for _seq, event in result.events]
+        notices = [messages.line(event, players, seat, tz) for _seq, event in result.events]
     if htmx():
         ctx = _live_context(get_game(gid), seat, is_admin(gid))
         ctx["notices"] = notices

@@ -19,7 +19,7 @@ from imtheboss.web.mail.kinds import DEAL_NEWS, IN_WINDOW, KINDS, NOT_IN_HISTORY
 from imtheboss.web.models import Game, Notification, db
 from imtheboss.web.pages.common import bp, frame, seat_only, viewer
 from imtheboss.web.replies.choices import has_stop_card
-from imtheboss.web.say import story, timeline
+from imtheboss.web.say import messages, timeline
 from imtheboss.web.store import negotiations
 from sqlalchemy import select, update
 
@@ -73,7 +73,7 @@ def inbox(gid: str) -> str:
     state = load_state(game)
     ctx = frame(game, seat, admin, state)
     links = _inbox_links(game, state, seat, rows)
-    text = partial(story.row_text, can_stop=has_stop_card(state, seat), facts=False)
+    text = partial(messages.row_text, can_stop=has_stop_card(state, seat), facts=False)
     waiting = {a["window"] for a in awaiting(state) if a["seat"] == seat}
     over = [
         r.kind in IN_WINDOW and (r.body or {}).get("window") not in waiting for r in rows

@@ -24,7 +24,7 @@ from imtheboss.web.games.load import require_confirmed, state_after
 from imtheboss.web.models import Game
 from imtheboss.web.pages import common
 from imtheboss.web.pages import game as game_pages
-from imtheboss.web.say import money_chart, story, timeline
+from imtheboss.web.say import messages, money_chart, timeline
 from imtheboss.web.store import negotiations
 from imtheboss.web.store.records import export_filename, game_export
 
@@ -89,7 +89,7 @@ def replay_page(gid: str) -> str:
 def _step_text(event: Any, players: list[str], seat: int | None, tz: str) -> str:
     if not timeline.visible(event, seat):
         return _("Another player changed something only they can see.")
-    return story.line(event, players, seat, tz)
+    return messages.line(event, players, seat, tz)
 
 
 def _jumps(at: int, total: int) -> list[tuple[str, int]]:

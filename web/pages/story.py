@@ -1,6 +1,6 @@
 """The story page, ``/g/<gid>/story``: the history grouped as a story
-(``imtheboss.web.say.threads``): the start, each negotiation as threads per provider and letter with
-its cards, windows, lineup, returned family cards and payouts, the end roll, and the end.
+(``imtheboss.web.say.chapters``): the start, each negotiation as threads per provider and letter
+with its cards, windows, lineup, returned family cards and payouts, the end roll, and the end.
 ``story_read.STORY_PAGE`` chapters a page (a negotiation, or the turns between two), as the history
 pages: page 1 holds the newest, each page reads oldest first, older and newer are plain links (no
 script). A page reads only its own chapters' events, with the last ``story_read.CHAT_SHOWN`` chat
@@ -15,7 +15,7 @@ from flask import Blueprint, Flask, render_template, request
 from flask_babel import lazy_gettext
 from imtheboss.web.games.load import load_state, require_confirmed
 from imtheboss.web.pages import common
-from imtheboss.web.say import story, story_read, threads
+from imtheboss.web.say import chapters, messages, story_read
 from imtheboss.web.store import negotiations
 
 bp = Blueprint("story", __name__)
@@ -50,8 +50,8 @@ def story_page(gid: str) -> str:
     tz = ctx["tz"]
     names = negotiations.names_by_seq(gid, state)
 
-    def say(line: threads.Line) -> str:
-        return story.render(line.msg, names.at(line.seq), tz)
+    def say(line: chapters.Line) -> str:
+        return messages.render(line.msg, names.at(line.seq), tz)
 
     ctx.update(
         told=read.told,
@@ -61,19 +61,19 @@ def story_page(gid: str) -> str:
         left_out=read.left_out,
         say=say,
         named=lambda line: names.at(line.seq),  # the headings' names as they were then (A13)
-        words=story.card_words,
+        words=messages.card_words,
         outcomes=OUTCOMES,
         filled=_filled,
-        fail_reasons=story.FAIL_REASONS,
+        fail_reasons=messages.FAIL_REASONS,
     )
     return render_template("story.html", **ctx)
 
 
-def _filled(f: threads.Filled, players: list[str]) -> str:
+def _filled(f: chapters.Filled, players: list[str]) -> str:
     text = FILLED_BY.get(f.kind, FILLED_BY["investor"])
     params: dict[str, Any] = {
-        "letter": story.card_words(f.letter),
+        "letter": messages.card_words(f.letter),
         "player": players[f.seat],
-        "card": story.card_words(f.card),
+        "card": messages.card_words(f.card),
     }
     return str(text) % params

@@ -52,7 +52,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from imtheboss.web.app.limits import client_address, spending
-from imtheboss.web.app.queue import send
+from imtheboss.web.app.tasks_out import send
 from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.games.names import normal_email
 from imtheboss.web.models import db

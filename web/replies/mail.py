@@ -32,7 +32,7 @@ from imtheboss.web.replies.terms import (
 )
 from imtheboss.web.replies.words import LETTER_VERBS, lettered, shown
 from imtheboss.web.say import display
-from imtheboss.web.say.story import card_words
+from imtheboss.web.say.messages import card_words
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ no card."): not the word the player wrote, but what it did.
 
 ``move_said(command, state, seat)`` is written when the reply is applied, from the state the
 move was decided on (the card it answered, the terms it took), as a message
-(``{"id", "params"}``, the kinds of ``imtheboss.web.say.story``); ``move_text(said, players, tz)``
-renders it in the current locale when the answer mail is composed. Only what the seat itself
-knows goes in: its own move, the public card it answered, the terms on the table.
+(``{"id", "params"}``, the kinds of ``imtheboss.web.say.messages``);
+``move_text(said, players, tz)`` renders it in the current locale when the answer mail is
+composed. Only what the seat itself knows goes in: its own move, the public card it answered,
+the terms on the table.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 from imtheboss.engine.cards import CARD_NAMES
 from imtheboss.engine.state import GameState
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from imtheboss.web.say.commands import COMMANDS
 
 MOVES: dict[str, Any] = {
@@ -58,7 +59,7 @@ def move_text(said: dict[str, Any] | None, players: list[str], tz: str = "UTC") 
     none."""
     if not said or said.get("id") not in MOVES:
         return ""
-    return story.fill(MOVES[said["id"]], said.get("params") or {}, players, tz)
+    return messages.fill(MOVES[said["id"]], said.get("params") or {}, players, tz)
 
 
 def _said(move_id: str, **params: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from flask_babel import gettext as _
 from imtheboss.engine.cards import LAST_TILE, TILE_END_NUMBERS, TILE_VALUES
 from imtheboss.engine.options import Options
 from imtheboss.engine.setup import tile_stack
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 
 CELL = 64  # one space's square in SVG user units; the ring is a 5 x 5 grid of them
 SIZE = 5 * CELL
@@ -190,9 +190,9 @@ def _chip_row(letters: list[str], x: float, y: float, only: set[str]) -> list[Ch
 
 def _space_title(i: int, space: dict[str, Any], tile: int | None, marker: bool, deal: bool) -> str:
     """Space ``i`` in words: its shares and requirements, then its state."""
-    parts = [story.card_words(x) for x in space["required"]]
+    parts = [messages.card_words(x) for x in space["required"]]
     for choice in space.get("choices") or []:
-        words = [story.card_words(x) for x in choice["of"]]
+        words = [messages.card_words(x) for x in choice["of"]]
         letters = format_list(words, locale=get_locale())
         parts.append(_("%(k)s of %(letters)s", k=choice["k"], letters=letters))
     text = _(

@@ -4,11 +4,11 @@ table does not describe).
 
 A row says the icon and the label of the type's rows in the history and a negotiation's
 timeline (``imtheboss.web.say.timeline``), whether it is about a seat rather than a deal (never
-in a negotiation's timeline), its part in the story's threads (``imtheboss.web.say.threads``),
-and the kind of post a webhook makes of it (``imtheboss.web.outbound.hooks``). Which events only
+in a negotiation's timeline), its part in the story's threads (``imtheboss.web.say.chapters``),
+and the kind of post a webhook makes of it (``imtheboss.web.outbound.webhooks``). Which events only
 their own seat sees is the engine's (``imtheboss.engine.views.PRIVATE_EVENTS``, A8); what each
 says is the engine's message (``imtheboss.engine.history``) in the reader's language
-(``imtheboss.web.say.story``).
+(``imtheboss.web.say.messages``).
 """
 
 from __future__ import annotations

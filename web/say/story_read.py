@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from imtheboss.web.models import EventRecord, db
-from imtheboss.web.say import threads
+from imtheboss.web.say import chapters
 from imtheboss.web.store import negotiations
 from sqlalchemy import select
 
@@ -40,11 +40,11 @@ class Span:
 
 @dataclass
 class StoryPage:
-    """One page: its story (``threads.Story`` of its chapters, the start on the oldest page,
+    """One page: its story (``chapters.Story`` of its chapters, the start on the oldest page,
     the end on the newest), the page (1: the newest), how many pages, and the chat left out:
     ``{seq of the first message shown of a chapter: how many before it are not shown}``."""
 
-    told: threads.Story
+    told: chapters.Story
     page: int
     pages: int
     left_out: dict[int, int]
@@ -80,16 +80,16 @@ def page_of(chapters: list[T], asked: str) -> tuple[list[T], int, int]:
 
 
 def read_page(game_id: str, last_seq: int, seat: int | None, asked: str) -> StoryPage:
-    """Page ``asked`` of the game's story as ``seat`` may read it (``threads.story``: A8)."""
+    """Page ``asked`` of the game's story as ``seat`` may read it (``chapters.story``: A8)."""
     shown, page, pages = page_of(spans(game_id, last_seq), asked)
     if not shown:
-        return StoryPage(threads.Story(), page, pages, {})
+        return StoryPage(chapters.Story(), page, pages, {})
     lo, hi = shown[0].first, shown[-1].last
     chat, left_out = _chat(game_id, shown)
     rest = negotiations.records(game_id, after=lo - 1, upto=hi, without=("chat",))
     merged = heapq.merge(rest, chat, key=lambda record: record[0])
     first = next((s.number for s in shown if s.number is not None), 1)
-    return StoryPage(threads.story(merged, seat, first_number=first), page, pages, left_out)
+    return StoryPage(chapters.story(merged, seat, first_number=first), page, pages, left_out)
 
 
 def _chat(game_id: str, shown: list[Span]) -> tuple[list[negotiations.Record], dict[int, int]]:

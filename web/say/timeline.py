@@ -18,7 +18,7 @@ from imtheboss.engine import prices
 from imtheboss.engine.events import Event
 from imtheboss.engine.options import Options
 from imtheboss.engine.views import PRIVATE_EVENTS, redact_event
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from imtheboss.web.say.events import EVENTS, SEAT_EVENTS, SUBKINDS
 
 WAIT_REASONS = {
@@ -124,7 +124,7 @@ def names_at(players: Names, seq: int) -> list[str]:
 
 def event_row(seq: int, at: datetime, event: Event, players: Names, seat: int | None) -> Row:
     """An event for the page of ``seat``: its line in the reader's language (redacted per seat,
-    ``imtheboss.web.say.story``) with the names it met (``NamesBySeq``), plus an icon and a
+    ``imtheboss.web.say.messages``) with the names it met (``NamesBySeq``), plus an icon and a
     translated label."""
     icon, label = event_kind(event)
     return Row(
@@ -132,7 +132,7 @@ def event_row(seq: int, at: datetime, event: Event, players: Names, seat: int | 
         at=at,
         type=event.type,
         data=redact_event(event, seat),
-        text=story.line(event, names_at(players, seq), seat),
+        text=messages.line(event, names_at(players, seq), seat),
         icon=icon,
         label=label,
     )

@@ -1,6 +1,6 @@
 """Every event a game makes, rendered as each seat reads it in English, 简体中文 and 繁體中文
-(``imtheboss.web.say.story``): no raw id (card ids, window ids, codes) in any line, no English word
-in a Chinese line, no message left untranslated; and every catalog complete."""
+(``imtheboss.web.say.messages``): no raw id (card ids, window ids, codes) in any line, no
+English word in a Chinese line, no message left untranslated; and every catalog complete."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from imtheboss.engine.setup import new_game
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import _HANDLERS as APPLIED
 from imtheboss.engine.state import replay
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.json"))
@@ -108,18 +108,18 @@ def test_every_event_type_and_message_is_played() -> None:
     types = {e.type for _p, events in GAMES for e in events}
     assert set(APPLIED) - types == set()
     ids = {message(e, seat).id for p, events in GAMES for e in events for seat in range(len(p))}
-    assert set(story.TEXTS) - ids - {"unknown"} == set()
+    assert set(messages.TEXTS) - ids - {"unknown"} == set()
 
 
 @pytest.mark.parametrize("lang", languages.CODES)
 def test_every_line_reads_as_words_in_its_language(lang: str) -> None:
     seen = 0
-    with story.speaking(lang):
+    with messages.speaking(lang):
         for players, events in GAMES:
             names = re.compile("|".join(re.escape(n) for n in sorted(players, key=len)[::-1]))
             for event in events:
                 for seat in [None, *range(len(players))]:
-                    text = story.line(event, players, seat, "Asia/Shanghai")
+                    text = messages.line(event, players, seat, "Asia/Shanghai")
                     seen += 1
                     assert not RAW.search(text), (lang, event.type, text)
                     if lang == "en":
@@ -196,6 +196,6 @@ def test_an_agreement_in_an_open_negotiation_reads_as_an_agreement_not_a_closed_
 def test_a_card_of_no_letter_reads_with_its_article_in_a_list() -> None:
     cards = [CARD_NAMES.index(name) for name in ("family:G", "recruit", "travel:*")]
     drawn = Event("cards_drawn", {"seat": 0, "cards": cards}, 0)
-    with story.speaking("en"):
-        line = story.line(drawn, ["Carol", "Dan"], 0)
+    with messages.speaking("en"):
+        line = messages.line(drawn, ["Carol", "Dan"], 0)
     assert line.endswith("the Goldman family card (G), a recruit card, and a wild travel card")

@@ -15,7 +15,7 @@ orders are not even a line, A10) into
 - the end: the money, the winners, a tie as a shared win (R7.3).
 
 Lines are ``imtheboss.engine.history.Message``s: the template renders them in the reader's
-language (``imtheboss.web.say.story.render``). Numbers: money in M; seats are indexes.
+language (``imtheboss.web.say.messages.render``). Numbers: money in M; seats are indexes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A seat is told when the server played for it or marked it away (``imtheboss.web.games.served``):
+"""A seat is told when the server played for it or marked it away
+(``imtheboss.web.games.server_moves``):
 an outbox row (mailed as news) for each server act in its name, one when two missed deadlines
 in a row mark it away, none for its own acts; and the game page lists the server's acts until
 the seat moves again."""
@@ -10,7 +11,7 @@ from datetime import timedelta
 from imtheboss.engine.simulate import START, simulate
 from imtheboss.engine.state import apply_in_place, replay
 from imtheboss.engine.views import legal_commands
-from imtheboss.web.games import served
+from imtheboss.web.games import server_moves
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
 from imtheboss.web.mail import notify
@@ -42,7 +43,7 @@ def test_rows_for_the_servers_acts_and_for_being_marked_away() -> None:
     assert {"rolled_for", "drew_for", "timed_out_last_call"} <= ids
     for r in played:  # each names an act of the server, none of the seat itself
         event = events[r["seq"] - 1]
-        assert event.by is None and IDLE in served.served_seats(event)
+        assert event.by is None and IDLE in server_moves.served_seats(event)
     away = [r for r in rows if r["kind"] == "marked_away"]
     assert [r["seat_index"] for r in away] == [IDLE]  # once: it stays away, never comes back
     timeouts = [e for e in events[: away[0]["seq"]] if e.type == "timed_out"]
@@ -53,13 +54,13 @@ def test_rows_for_the_servers_acts_and_for_being_marked_away() -> None:
 def test_the_servers_acts_since_the_seats_last_move() -> None:
     events, _rows = _rows_of_game()
     records = [(i, START, e) for i, e in enumerate(events, 1)]
-    found = served.since_own_move(records, IDLE)
-    assert found and all(IDLE in served.served_seats(e) for _s, _a, e in found)
-    assert served.since_own_move(records, 0) == [] or all(
-        e.by is None for _s, _a, e in served.since_own_move(records, 0)
+    found = server_moves.since_own_move(records, IDLE)
+    assert found and all(IDLE in server_moves.served_seats(e) for _s, _a, e in found)
+    assert server_moves.since_own_move(records, 0) == [] or all(
+        e.by is None for _s, _a, e in server_moves.since_own_move(records, 0)
     )
     own = max(i for i, e in enumerate(events, 1) if e.by == 0 and not e.data.get("order"))
-    assert all(seq > own for seq, _a, _e in served.since_own_move(records, 0))
+    assert all(seq > own for seq, _a, _e in server_moves.since_own_move(records, 0))
 
 
 def test_the_game_page_tells_the_seat_until_it_moves(app, game, clock) -> None:

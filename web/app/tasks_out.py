@@ -72,7 +72,7 @@ def _broker(config: Mapping[str, Any]) -> dict[str, Any]:
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "broker_url": "filesystem://",
-        "broker_transport": "imtheboss.web.app.queue:AtomicFilesystemTransport",
+        "broker_transport": "imtheboss.web.app.tasks_out:AtomicFilesystemTransport",
         "broker_transport_options": {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),

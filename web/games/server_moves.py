@@ -16,7 +16,7 @@ from typing import Any
 from flask import Flask
 from imtheboss.engine.events import Event
 from imtheboss.engine.history import message
-from imtheboss.web.say import story
+from imtheboss.web.say import messages
 from imtheboss.web.store import negotiations
 
 SEAT_ACTS = frozenset({"marker_placed", "cards_drawn", "cards_discarded"})
@@ -68,7 +68,7 @@ def lines(gid: str, seat: int | None, players: list[str], tz: str) -> list[dict[
         return []
     found = since_own_move(negotiations.records(gid, newest=LOOK_BACK), seat)
     return [
-        {"seq": seq, "at": at, "text": story.render(message(ev, seat), players, tz)}
+        {"seq": seq, "at": at, "text": messages.render(message(ev, seat), players, tz)}
         for seq, at, ev in found
     ]
 

@@ -1,4 +1,4 @@
-"""The history as a story (``imtheboss.web.say.threads``, ``/g/<gid>/story``): every event a seat
+"""The history as a story (``imtheboss.web.say.chapters``, ``/g/<gid>/story``): every event a seat
 may see lands once, in its place (the start, a negotiation's thread for its provider and
 letter, its card's window, the ending with lineup, returned family cards and payouts, the end
 roll, the end); a tie reads as a shared win; other seats' draws stay counts; and the page reads
@@ -16,7 +16,7 @@ from imtheboss.engine.simulate import START, simulate
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
 from imtheboss.web.games.submit import submit
-from imtheboss.web.say import story_read, threads
+from imtheboss.web.say import chapters, story_read
 from imtheboss.web.store import negotiations
 from support.api_client import signed_in
 from support.deal import PLAYERS
@@ -26,11 +26,11 @@ GAMES = [simulate(5, 3, bots="mixed"), simulate(4, 5, idle_seats=frozenset({2}))
 RAW = re.compile(r"\b(investor|family|travel|recruit|boss|stop):|\bw\d+\b|\b[a-z]+_[a-z_]+\b")
 
 
-def _records(events: list[Event]) -> list[threads.Record]:
+def _records(events: list[Event]) -> list[chapters.Record]:
     return [(i, START, e) for i, e in enumerate(events, 1)]
 
 
-def _all_lines(told: threads.Story) -> list[threads.Line]:
+def _all_lines(told: chapters.Story) -> list[chapters.Line]:
     out = [told.start.line] if told.start else []
     for ch in told.chapters:
         out += ch.turns
@@ -49,7 +49,7 @@ def _all_lines(told: threads.Story) -> list[threads.Line]:
 @pytest.mark.parametrize("seat", [None, 0, 1])
 def test_every_event_lands_once_in_its_place(game, seat) -> None:
     records = _records(game.events)
-    told = threads.story(records, seat)
+    told = chapters.story(records, seat)
     seqs = sorted(line.seq for line in _all_lines(told))
     visible = [s for s, _a, e in records if not (e.type == "orders_set" and e.by != seat)]
     assert seqs == visible
@@ -86,7 +86,7 @@ def test_every_event_lands_once_in_its_place(game, seat) -> None:
 
 
 def test_others_draws_stay_counts() -> None:
-    told = threads.story(_records(GAMES[0].events), 1)
+    told = chapters.story(_records(GAMES[0].events), 1)
     drawn = [x for x in _all_lines(told) if x.msg.id in ("drew", "drew_for")]
     assert drawn
     for x in drawn:
@@ -98,10 +98,10 @@ def test_a_tie_is_a_shared_win() -> None:
     events = list(GAMES[2].events[:-1])
     end = GAMES[2].events[-1]
     tied = Event("game_ended", {**end.data, "winners": [0, 2]}, None)
-    told = threads.story(_records(events + [tied]), 0)
+    told = chapters.story(_records(events + [tied]), 0)
     assert told.end.shared and told.end.line.msg.id == "game_over_shared"
     alone = Event("game_ended", {**end.data, "winners": [1]}, None)
-    told = threads.story(_records(events + [alone]), 0)
+    told = chapters.story(_records(events + [alone]), 0)
     assert not told.end.shared and told.end.line.msg.id == "game_over"
 
 
@@ -166,8 +166,8 @@ def test_the_story_comes_a_page_at_a_time(app, clock) -> None:
     deals = [re.findall(r'id="deal-(\d+)"', p) for p in pages]
     numbers = [int(n) for found in deals for n in found]
     assert numbers == list(range(1, len(numbers) + 1))  # each negotiation once, in order
-    chapters = [re.findall(r'<section class="chapter (?:deal|turns)', p) for p in pages]
-    assert all(len(found) <= story_read.STORY_PAGE for found in chapters)
+    sections = [re.findall(r'<section class="chapter (?:deal|turns)', p) for p in pages]
+    assert all(len(found) <= story_read.STORY_PAGE for found in sections)
     assert browser.get(f"/g/{gid}/story?page=999").text.count('id="start"') == 1  # the oldest
     assert 'id="end"' in browser.get(f"/g/{gid}/story?page=abc").text  # text: the newest
     newer = re.search(r'<a href="([^"]+)" rel="next">', oldest)
@@ -178,11 +178,11 @@ class DealOpen(Exception):
     """A negotiation runs: the bots stop."""
 
 
-def _chapters(told: threads.Story) -> list[tuple[int | None, list[int]]]:
+def _chapters(told: chapters.Story) -> list[tuple[int | None, list[int]]]:
     """Each chapter as its negotiation's number and the seqs of its lines."""
     out = []
     for ch in told.chapters:
-        part = threads.Story(chapters=[ch])
+        part = chapters.Story(chapters=[ch])
         number = ch.negotiation.number if ch.negotiation else None
         out.append((number, sorted(line.seq for line in _all_lines(part))))
     return out
@@ -197,7 +197,7 @@ def test_each_page_reads_only_its_chapters_and_tells_them_as_the_whole_story_doe
     created, _browser = _played(app, clock, "story-seed-3", 7)
     gid = created.game_id
     with app.app_context():
-        whole = threads.story(negotiations.records(gid), seat)
+        whole = chapters.story(negotiations.records(gid), seat)
         last = get_game(gid).last_seq
         first = story_read.read_page(gid, last, seat, "1")
         paged = []

@@ -39,7 +39,7 @@ from sqlalchemy import select
 from wtforms import RadioField, SelectField, StringField
 from wtforms.validators import Length, Optional, Regexp
 
-bp = Blueprint("player_settings", __name__)
+bp = Blueprint("defaults", __name__)
 CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 
 
@@ -129,7 +129,7 @@ def defaults() -> Any:
         db.session.commit()
         with force_locale(row.locale or get_locale()):  # the language the next page speaks
             flash(_("Your defaults are saved: they apply to your new seats."))
-        return redirect(url_for("player_settings.defaults"), 303)
+        return redirect(url_for("defaults.defaults"), 303)
     form.language.data = row.locale
     form.timezone.data = row.timezone
     form.notify.data = row.notify

@@ -23,14 +23,14 @@ from flask_babel import gettext as _
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.load import get_game
 from imtheboss.web.models import Game, Seat, db
-from imtheboss.web.outbound import hooks
+from imtheboss.web.outbound import webhooks
 from imtheboss.web.outbound.writer import init_outbound
 from imtheboss.web.players.auth import current_seat, is_admin
 from imtheboss.web.say.display import LANGUAGES
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
-bp = Blueprint("hooks", __name__)
+bp = Blueprint("webhooks", __name__)
 
 
 def register(app: Flask) -> None:
@@ -63,20 +63,20 @@ def _page(game: Game, status: int = 200, **extra: Any) -> tuple[str, int]:
         "seat": seat,
         "admin": True,
         "unread": 0,
-        "hooks": hooks.hooks_of(game.id),
-        "counts": hooks.delivery_counts(game.id),
-        "failures": hooks.last_failures(game.id),
+        "hooks": webhooks.hooks_of(game.id),
+        "counts": webhooks.delivery_counts(game.id),
+        "failures": webhooks.last_failures(game.id),
         "zone": zone,
-        "kinds": hooks.HOOK_KINDS,
+        "kinds": webhooks.HOOK_KINDS,
         "locales": LANGUAGES,
-        "shown_url": hooks.shown_url,
+        "shown_url": webhooks.shown_url,
         "notices": get_flashed_messages(),
         "chosen": {"locale": str(get_locale() or "en"), "timezone": zone, "kind": "discord"},
         "secret": None,
         "error": None,
         **extra,
     }
-    return render_template("hooks.html", **context), status
+    return render_template("webhooks.html", **context), status
 
 
 @bp.get("/g/<gid>/admin/hooks")
@@ -98,7 +98,7 @@ def admin_add_hook(gid: str) -> tuple[str, int]:
         "url": form.get("url", ""),
     }
     try:
-        _id, secret = hooks.add_hook(
+        _id, secret = webhooks.add_hook(
             gid, chosen["kind"], chosen["url"], chosen["locale"], chosen["timezone"]
         )
     except ServiceError as exc:
@@ -113,6 +113,6 @@ def admin_add_hook(gid: str) -> tuple[str, int]:
 def admin_remove_hook(gid: str, hook_id: int) -> Response:
     """Remove a webhook: nothing more is posted to it."""
     _organiser(gid)
-    if hooks.remove_hook(gid, hook_id):
+    if webhooks.remove_hook(gid, hook_id):
         flash(_("Webhook removed."))
-    return redirect(url_for("hooks.admin_hooks", gid=gid), 303)
+    return redirect(url_for("webhooks.admin_hooks", gid=gid), 303)

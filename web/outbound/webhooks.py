@@ -38,7 +38,7 @@ from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.models import Game, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, Webhook
-from imtheboss.web.say import display, story
+from imtheboss.web.say import display, messages
 from imtheboss.web.say.events import EVENTS
 from sqlalchemy import func, select
 
@@ -81,7 +81,7 @@ def game_url(game_id: str) -> str:
 
 def text_of(post: dict[str, Any], players: list[str], tz: str) -> str:
     """The post's sentence in the current locale, its deadline in zone ``tz``."""
-    return with_deadline(story.render(Message.from_json(post["message"]), players, tz), post, tz)
+    return with_deadline(messages.render(Message.from_json(post["message"]), players, tz), post, tz)
 
 
 def with_deadline(text: str, post: dict[str, Any], tz: str, key: str = "deadline") -> str:
