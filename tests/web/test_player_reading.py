@@ -7,6 +7,7 @@ reply words."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime
 
@@ -130,3 +131,21 @@ def test_a_reply_names_the_space_by_the_number_players_read() -> None:
         "space": 15,
     }
     assert command_for(understand("place 0"), state, state.active).problem == "not_now"
+
+
+def _visible_text(page: str) -> str:
+    """What a reader sees of ``page``: no scripts, styles, tags or attributes."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_the_game_page_says_no_rule_id_where_a_player_reads(app, game) -> None:
+    """A deal's page, boss's view, in English and Chinese: the proposal for no card (R4.5) and
+    the board's help links read as words, never as a rule id (the links still lead to it)."""
+    created, s, clients = game
+    gid = _open_deal(created, s, clients)
+    for lang, no_card in (("en", "for no card:"), ("zh_Hans", "不要求出牌：")):
+        page = clients[s.boss].get(f"/g/{gid}?lang={lang}").text
+        text = _visible_text(page)
+        assert no_card in text and "/rules#R1.4" in page
+        assert re.findall(r"\b[RAV]\d+(?:\.\d+)?\b", text) == []

@@ -144,7 +144,7 @@ def _terms_label(
                 card=card_text(cmd["card"]),
             )
         else:
-            label = _("Propose to pay %(name)s for no card (R4.5):", name=players[cmd["to"]])
+            label = _("Propose to pay %(name)s for no card:", name=players[cmd["to"]])
         return label, _("Propose")
     if do in ("accept", "reject"):
         other = cmd["with"]
