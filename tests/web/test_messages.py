@@ -199,3 +199,37 @@ def test_a_card_of_no_letter_reads_with_its_article_in_a_list() -> None:
     with messages.speaking("en"):
         line = messages.line(drawn, ["Carol", "Dan"], 0)
     assert line.endswith("the Goldman family card (G), a recruit card, and a wild travel card")
+
+
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", "Amy: +2 M; 王芳: +4 M"),
+        ("zh_Hans", "Amy：+2 M；王芳：+4 M"),
+        ("ja", "Amy：+2 M；王芳：+4 M"),
+    ],
+)
+def test_a_deal_s_payouts_read_as_names_and_amounts_in_the_language_s_punctuation(
+    lang: str, expected: str
+) -> None:
+    """Each payout is said of its seat with the language's colon and the payouts are parted by
+    its semicolon: a Chinese list never reads "阿明 +2 M和小白 +2 M"."""
+    closed = Event(
+        "deal_closed",
+        {"boss": 1, "space": 3, "tile": 6, "proceeds": 6, "payments": {"0": 2, "1": 4}},
+        0,
+    )
+    with messages.speaking(lang):
+        line = messages.render(message(closed, None), ["Amy", "王芳"])
+    assert line.endswith(expected), line
+
+
+def test_no_space_is_left_between_two_chinese_characters() -> None:
+    """A placeholder filled with Chinese words, or sentences joined by a space, leave no space
+    between two Chinese characters; a space beside Latin letters or digits stays."""
+    facts = {"shares": 2, "share_value": 3, "needs": {"required": ["C"]}, "fits": []}
+    with messages.speaking("zh_Hans"):
+        said = messages.facts_text(5, facts)
+    assert re.search(r"\S 凯许曼", said) is None and "需要凯许曼" in said
+    assert "。 " not in said and "交易格 6" in said  # space 5 is the board's number 6
+    assert messages.display.tidy("需要 凯许曼（C） 和 Amy 好") == "需要凯许曼（C）和 Amy 好"

@@ -151,6 +151,19 @@ def is_past(value: datetime | str | None, now: datetime) -> bool:
 # -- punctuation ----------------------------------------------------------------------------
 
 
+# Chinese and Japanese characters, their punctuation and full-width forms
+_CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+_CJK_GAP = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")
+
+
+def tidy(text: str) -> str:
+    """``text`` with no space left between two Chinese or Japanese characters (a sentence's
+    placeholder filled with Chinese words, sentences joined by a space): ``需要 凯许曼（C）``
+    -> ``需要凯许曼（C）``, ``。 你`` -> ``。你``. A space beside a Latin letter or a digit stays
+    (``交易格 5``, ``Amy 和``); English text has none to drop."""
+    return _CJK_GAP.sub("", text)
+
+
 def paren(text: str) -> str:
     """``text`` in the page's language's brackets: ``(in 5 hours)``, ``（24小时后）``."""
     return _("(%(text)s)", text=text)

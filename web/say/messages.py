@@ -268,7 +268,8 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
     """``sentence`` (a translated ``%(key)s`` string) in the current locale, each of ``params``
     turned into words by its kind (seats into names, cards into named investors, prices into M
     or shares, times into zone ``tz``), as ``render`` does for messages."""
-    return str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
+    filled = str(sentence) % {key: _word(key, value, players, tz) for key, value in params.items()}
+    return display.tidy(filled)
 
 
 def row_text(
@@ -372,8 +373,8 @@ def then(sentence: str, more: str) -> str:
     sentences ``more``, with the current locale's full stop between them where ``sentence``
     does not end one already."""
     if sentence.rstrip().endswith(SENTENCE_ENDS):
-        return _("%(sentence)s %(more)s", sentence=sentence, more=more)
-    return _("%(sentence)s. %(more)s", sentence=sentence, more=more)
+        return display.tidy(_("%(sentence)s %(more)s", sentence=sentence, more=more))
+    return display.tidy(_("%(sentence)s. %(more)s", sentence=sentence, more=more))
 
 
 def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
@@ -404,7 +405,7 @@ def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
         out.append(
             _("Its negotiation runs until %(time)s.", time=display.page_time(facts["until"], tz))
         )
-    return " ".join(out)
+    return display.tidy(" ".join(out))
 
 
 def needs_words(needs: dict[str, Any]) -> str:
@@ -494,8 +495,8 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
         )
     if key == "side_pool":
         return _letters(value) if value else _("empty")
-    if key in ("owed", "money", "payments"):
-        return _names([_seat_name(s, players) + " " + _amount(key, n) for s, n in value])
+    if key in ("owed", "money", "payments"):  # Amy: +2 M; Bill: +2 M
+        return _("; ").join(display.said(_seat_name(s, players), _amount(key, n)) for s, n in value)
     if key == "time":  # with its zone, as every page and mail writes a time
         return display.page_time(value, tz)
     if key == "zone":  # a seat's night (A12): the zone as players read it, not its raw name
