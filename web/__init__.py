@@ -123,7 +123,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.jinja_env.globals.update(bot_name=display.bot_name)  # A13: "Ann (bot)"
     # the page's language's brackets, colon and list joins (docs/glossary.md, punctuation)
     app.jinja_env.globals.update(
-        paren=display.paren, said=display.said, list_words=display.list_words
+        paren=display.paren,
+        said=display.said,
+        said_each=display.said_each,
+        list_words=display.list_words,
     )
     app.jinja_env.filters["list_words"] = display.list_words
     init_limits(app)

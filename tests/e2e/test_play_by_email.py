@@ -129,9 +129,9 @@ def test_five_seats_play_a_whole_game_by_email(stack: Stack) -> None:
     ended = next(e for e in events if e.type == "game_ended")
     for mail in mails:  # the game-over emails tell the replay's scores
         seat = EMAILS.index(mail.to)
-        if "Game over" in mail.text:  # the mail speaks to its reader: "you 18 M"
+        if "Game over" in mail.text:  # the mail speaks to its reader: "you: 18 M"
             for s, money in enumerate(ended.data["money"]):
-                assert f"{'you' if s == seat else NAMES[s]} {money} M" in mail.text, mail.text
+                assert f"{'you' if s == seat else NAMES[s]}: {money} M" in mail.text, mail.text
 
     # timeouts moved the game while seats 3 and 4 were silent; then they played again
     timed_out = [e for e in events if e.type == "timed_out"]

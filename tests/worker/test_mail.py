@@ -46,10 +46,10 @@ LINK = re.compile(r"http://testserver/[^\s\"'<>]+")
 
 
 def said(app, row: Notification) -> str:
-    """What the row says to its seat in English (the mail renders it the same way; a deal's
-    facts, which a mail says once, left out)."""
+    """What the row says to its seat in English, its first part (the mail gives the parts after
+    it, such as a deal's facts, lines of their own)."""
     with app.test_request_context():
-        return messages.row_text(row, [seat.name for seat in seats_of(row.game_id)], facts=False)
+        return messages.row_parts(row, [seat.name for seat in seats_of(row.game_id)])[0]
 
 
 def well_formed(msg: EmailMessage) -> None:

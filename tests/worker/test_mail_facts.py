@@ -116,3 +116,16 @@ def test_a_digest_says_nothing_that_stopped_being_true_before_it_was_sent(mails,
     assert until not in body and NEXT[lang] not in body, body
     if lang == "en":  # each row is still told once: the turn that came next is said to be over
         assert "but that turn is over now" in body, body
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_row_s_facts_go_on_lines_of_their_own(mails, lang: str) -> None:
+    """A mail's row is its line, a sentence, with what the decision needs on the lines under it:
+    the last call's row, its space's facts and its deal are three lines, not one paragraph."""
+    _, body = mails[lang]["last_call"]
+    lines = body.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("- "))
+    facts, deal = lines[row + 1], lines[row + 2]
+    assert facts.startswith("  ") and FACTS[lang][0] in facts, lines[row : row + 3]
+    assert deal.startswith("  ") and FACTS[lang][0] not in deal and deal.strip()
+    assert lines[row].rstrip().endswith((".", "。")), lines[row]

@@ -64,11 +64,13 @@ def carried(mail: EmailMessage, line: str) -> bool:
 
 
 def said(app, row: Notification) -> str:
-    """The line the mail gives ``row`` (English, as the players of this test read it), as it
+    """The line the mail gives ``row`` (English, as the players of this test read it: its first
+    part, a sentence; the parts after it go on lines of their own), as it
     reads when sent (``as_true_now``: the games no longer change while they are mailed)."""
     with app.test_request_context():
         [now] = as_true_now(load_state(get_game(row.game_id)), [row])
-        return messages.row_text(now, [seat.name for seat in seats_of(row.game_id)])
+        line = messages.row_parts(now, [seat.name for seat in seats_of(row.game_id)])[0]
+        return messages.ended(line)
 
 
 class Killer(threading.Thread):

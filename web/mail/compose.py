@@ -119,7 +119,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": _shown(seats_of(game.id)),
-        "row_text": _row_text(rows, _can_stop(game, seat, rows)),
+        "row_parts": _row_parts(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "no_move_by_reply": bool(current_app.config.get("MAIL_REPLIES")) and asks(rows),
@@ -206,22 +206,25 @@ def as_true_now(state: GameState, rows: list[Notification]) -> list[Any]:
 
 
 def _copy(row: Notification, body: dict[str, Any]) -> SimpleNamespace:
-    """A read-only stand-in for ``row`` with ``body`` (what ``messages.row_text`` and the
+    """A read-only stand-in for ``row`` with ``body`` (what ``messages.row_parts`` and the
     templates read of a row)."""
     keep = ("id", "kind", "seat_index", "text", "seq", "urgent", "to_email", "created_at")
     return SimpleNamespace(**{k: getattr(row, k) for k in keep}, body=body)
 
 
-def _row_text(rows: list[Notification], can_stop: bool):
-    """``messages.row_text`` for the rows of one mail: a space's facts only once, with the last
-    row about that space (a burst of new terms lists them once, after the terms)."""
+def _row_parts(rows: list[Notification], can_stop: bool):
+    """``messages.row_parts`` for the rows of one mail, the first ended by a full stop (each
+    row's line reads as a sentence, the parts after it on lines of their own): a
+    space's facts only once, with the last row about that space (a burst of new terms lists
+    them once, after the terms)."""
     last = {(row.body or {}).get("space"): row.id for row in rows if (row.body or {}).get("facts")}
     keep = set(last.values())
 
-    def text(row: Notification, players: list[str], tz: str = "UTC") -> str:
-        return messages.row_text(row, players, tz, can_stop, facts=row.id in keep)
+    def parts(row: Notification, players: list[str], tz: str = "UTC") -> list[str]:
+        said = messages.row_parts(row, players, tz, can_stop, facts=row.id in keep)
+        return [messages.ended(said[0]), *said[1:]]
 
-    return text
+    return parts
 
 
 CHAT_LINES = 10  # the newest chat lines a mail carries

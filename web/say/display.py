@@ -175,6 +175,13 @@ def said(name: str, what: str) -> str:
     return _("%(name)s: %(what)s", name=name, what=what)
 
 
+def said_each(pairs: Any) -> str:
+    """``(name, what)`` pairs said each with the language's colon, parted by its semicolon:
+    ``Amy: +2 M; Bill: +4 M``, ``王芳：+2 M；李伟：+4 M`` (a list of payouts, never glued as
+    ``王芳 +2 M和李伟 +4 M``)."""
+    return _("; ").join(said(name, what) for name, what in pairs)
+
+
 def list_words(items: Any) -> str:
     """Names (or any words) joined as the page's language joins a list: ``Amy, Bill and
     Carla``, ``王芳、李伟和张敏`` (Babel's ``format_list``); ``""`` for none."""

@@ -275,33 +275,44 @@ def fill(sentence: Any, params: dict[str, Any], players: list[str], tz: str = "U
 def row_text(
     row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True, facts: bool = True
 ) -> str:
-    """An outbox row (``Notification``) in the current locale: its message, else its kind's
-    sentence, else (rows written before messages were stored) the text it was written with;
-    then what of the reader's lapses if a waiting card happens (``lapses``), what a deal on its
-    space needs and pays and what the reader could bring (``facts``,
-    ``imtheboss.web.mail.notify.space_facts``; ``facts=False``: not, a later row of the same mail
-    says them). ``can_stop``: the seat holds a stop card (else a card's stop window says that
-    it can only let the card happen)."""
-    text = _row_said(row, players, tz, can_stop)
-    lapses = (row.body or {}).get("lapses")
-    if lapses:  # a card's stop window: what the reader loses if the card happens
-        text = then(
-            text,
+    """An outbox row (``Notification``) in the current locale, as one paragraph: its parts
+    (``row_parts``) one after the other, with a full stop between them."""
+    parts = row_parts(row, players, tz, can_stop, facts)
+    text = parts[0]
+    for more in parts[1:]:
+        text = then(text, more)
+    return text
+
+
+def row_parts(
+    row: Any, players: list[str], tz: str = "UTC", can_stop: bool = True, facts: bool = True
+) -> list[str]:
+    """An outbox row (``Notification``) in the current locale, as ``[its line, more...]``: its
+    message, else its kind's sentence, else (rows written before messages were stored) the text
+    it was written with; then what of the reader's lapses if a waiting card happens
+    (``lapses``), the spaces a place-the-marker row could fill best, what a deal on its space
+    needs and pays and what the reader could bring (``facts``,
+    ``imtheboss.web.mail.notify.space_facts``; ``facts=False``: not, a later row of the same
+    mail says them), and a last call's deal. ``can_stop``: the seat holds a stop card (else a
+    card's stop window says that it can only let the card happen). A mail sets the parts
+    after the first on lines of their own, so no row reads as one long paragraph."""
+    parts = [_row_said(row, players, tz, can_stop)]
+    body = row.body or {}
+    if body.get("lapses"):  # a card's stop window: what the reader loses if the card happens
+        parts.append(
             _(
                 "If the card happens, your agreement for %(letters)s lapses.",
-                letters=_letters(lapses),
-            ),
+                letters=_letters(body["lapses"]),
+            )
         )
-    body = row.body or {}
     if body.get("best"):  # place the marker: what the number is, the spaces it could fill
-        text = then(text, best_text(body["best"], tz))
-    said = body.get("facts")
-    if facts and said and "space" in body:
-        text = then(text, facts_text(body["space"], said, tz))
+        parts.append(best_text(body["best"], tz))
+    if facts and body.get("facts") and "space" in body:
+        parts.append(facts_text(body["space"], body["facts"], tz))
     if body.get("deal"):  # a last call: the deal as it stands
         reader = row.seat_index if 0 <= row.seat_index < len(players) else None
-        text = then(text, deal_text(body["deal"], players, reader))
-    return text
+        parts.append(deal_text(body["deal"], players, reader))
+    return parts
 
 
 def best_text(best: list[dict[str, Any]], tz: str = "UTC") -> str:
@@ -352,7 +363,7 @@ def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> s
         out.append(
             _("Proceeds %(proceeds)s M: after the agreements you keep %(keeps)s M.", **keeps)
         )
-        return " ".join(out)
+        return display.tidy(" ".join(out))
     out.append(
         _("Proceeds %(proceeds)s M: after the agreements the boss keeps %(keeps)s M.", **keeps)
     )
@@ -362,10 +373,17 @@ def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> s
         out.append(_("If the deal closes, your agreement pays you %(price)s.", price=got))
     elif reader is not None:
         out.append(_("You have no agreement in this deal."))
-    return " ".join(out)
+    return display.tidy(" ".join(out))
 
 
 SENTENCE_ENDS = tuple('.!?…。！？"”」』)）')
+
+
+def ended(sentence: str) -> str:
+    """``sentence`` with the current locale's full stop, unless it ends one already."""
+    if sentence.rstrip().endswith(SENTENCE_ENDS):
+        return sentence
+    return _("%(sentence)s.", sentence=sentence)
 
 
 def then(sentence: str, more: str) -> str:
@@ -496,7 +514,7 @@ def _special(key: str, value: Any, players: list[str], tz: str) -> str:
     if key == "side_pool":
         return _letters(value) if value else _("empty")
     if key in ("owed", "money", "payments"):  # Amy: +2 M; Bill: +2 M
-        return _("; ").join(display.said(_seat_name(s, players), _amount(key, n)) for s, n in value)
+        return display.said_each((_seat_name(s, players), _amount(key, n)) for s, n in value)
     if key == "time":  # with its zone, as every page and mail writes a time
         return display.page_time(value, tz)
     if key == "zone":  # a seat's night (A12): the zone as players read it, not its raw name
