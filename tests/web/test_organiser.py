@@ -284,6 +284,33 @@ def test_the_organiser_never_sees_a_seat_link_and_the_old_address_hears(app, cli
     assert ORGANISER not in str(notice["Subject"])
 
 
+def test_a_new_address_takes_the_seat_from_whoever_held_the_old_link(app) -> None:
+    """Fixing an invitation sent to the wrong person: the seat gets a new link, mailed to the
+    new address; the old link and the browser it signed in hold the seat no more."""
+    with app.app_context():
+        created = create_game("Wrong person", PLAYERS, creator_email=ORGANISER)
+    gid = created.game_id
+    wrong = app.test_client()  # whoever got the first invitation, signed in with its link
+    assert wrong.get(f"/g/{gid}/s/{created.seat_tokens[2]}").status_code == 303
+    assert "Carla" in wrong.get(f"/g/{gid}").text
+    organiser = app.test_client()
+    organiser.get(f"/g/{gid}/admin/{created.admin_token}")
+    token = csrf_of(organiser.get(f"/g/{gid}/admin").text)
+    answer = organiser.post(
+        f"/g/{gid}/admin/seat/2/email", data={"csrf_token": token, "email": "right@example.org"}
+    )
+    assert answer.status_code == 303
+    with app.app_context():
+        invited = _rows(gid, "invited")[-1]
+        assert invited.seat_index == 2 and invited.to_email in (None, "")
+        link = invited.body["link"]
+    assert app.test_client().get(f"/g/{gid}/s/{created.seat_tokens[2]}").status_code == 403
+    assert wrong.get(f"/g/{gid}").status_code == 403
+    right = app.test_client()
+    assert right.get(urlsplit(link).path).status_code == 303
+    assert right.get(f"/g/{gid}").status_code == 200
+
+
 def test_fixing_an_email_to_the_same_address_tells_nobody(app) -> None:
     with app.app_context():
         created = create_game("Same", PLAYERS, creator_email=ORGANISER)

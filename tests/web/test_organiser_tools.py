@@ -128,6 +128,9 @@ def test_refusals_change_nothing(app, game) -> None:
         ({"hours": "169"}, 400),
         ({"hours": "2.5"}, 400),
         ({"hours": "soon"}, 400),
+        ({"hours": "9" * 4301}, 400),  # past int()'s 4,300 digits
+        ({"hours": "፩"}, 400),  # a digit to str.isdigit(), not to int()
+        ({"target": "seat:" + "9" * 4301}, 400),
         ({"reason": "   "}, 400),
         ({"reason": "x" * 201}, 400),
         ({"reason": "two\nlines"}, 400),

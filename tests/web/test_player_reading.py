@@ -149,3 +149,10 @@ def test_the_game_page_says_no_rule_id_where_a_player_reads(app, game) -> None:
         text = _visible_text(page)
         assert no_card in text and "/rules#R1.4" in page
         assert re.findall(r"\b[RAV]\d+(?:\.\d+)?\b", text) == []
+
+
+def test_a_digit_int_cannot_read_is_no_space() -> None:
+    """``place ፩`` (an Ethiopic digit) or five thousand digits read as no word, never an error."""
+    for line in ("place ፩", "place 1፩", "place space ፩", "置く ፩", "place " + "9" * 5000):
+        assert understand(line) is None, line
+    assert understand("place 5") == Reading("place", space=5)

@@ -77,4 +77,5 @@ def test_the_old_address_hears_of_an_email_change(app, smtp, worker) -> None:
     text = mail_text(notice)
     assert seats[2][0] in text and ORGANISER in text and "Moved" in str(notice["Subject"])
     assert "/g/" not in text  # no link into the seat
-    assert not smtp.to("new.address@example.net")  # the change alone mails the new one nothing
+    (invited,) = wait_for(lambda: smtp.to("new.address@example.net"), 30, what="the invitation")
+    assert f"/g/{gid}/s/" in mail_text(invited)  # the seat's new link, to the new address only

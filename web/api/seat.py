@@ -13,7 +13,6 @@ Errors are ``{"error": {"code", "message", "rule"}}`` with a 4xx status (``web._
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +22,7 @@ from imtheboss.engine.events import Event
 from imtheboss.engine.orders import DEFAULT_PACE
 from imtheboss.engine.state import format_time
 from imtheboss.engine.views import awaiting, legal_commands, redact_event, view
-from imtheboss.web.app.inputs import json_body
+from imtheboss.web.app.inputs import json_body, whole_number
 from imtheboss.web.app.limits import client_address, command_spending, spending
 from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.games.create import SEAT_LANGUAGES, SERVER_PROXY_HOURS, create_game
@@ -111,16 +110,14 @@ def only_fields(body: dict[str, Any], allowed: set[str]) -> None:
         raise bad_input("bad_request", f"unknown field(s): {', '.join(extra)}")
 
 
-_WHOLE = re.compile(r"[0-9]{1,9}")  # str.isdigit() also takes "²", which int() refuses
-
-
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
     raw = request.args.get(name)
     if raw is None:
         return default
-    if not _WHOLE.fullmatch(raw) or not low <= int(raw) <= high:
+    number = whole_number(raw)
+    if number is None or not low <= number <= high:
         raise bad_input("bad_request", f"{name} must be a whole number from {low} to {high}")
-    return int(raw)
+    return number
 
 
 def event_json(event: Event, seat: int | None, seq: int, at: datetime) -> dict[str, Any]:

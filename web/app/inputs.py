@@ -44,7 +44,14 @@ MULTILINE_BAD = re.compile(
 MULTILINE = frozenset({"text", "body"})  # text a person writes on several lines (chat, a reply)
 MAX_NUMBER = 2**53 - 1
 MAX_DEPTH = 20
+WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits: str.isdigit() also takes "²" and "፩", int() not
 CHECKED_HEADERS = ("Idempotency-Key",)  # headers the app stores or compares as data
+
+
+def whole_number(text: Any) -> int | None:
+    """``text`` as a whole number when it is 1 to 9 ASCII digits (``"007"`` -> 7), else ``None``:
+    never ``int()``'s error, whatever the text (``"²"``, ``"፩"``, 5,000 digits)."""
+    return int(text) if isinstance(text, str) and WHOLE.fullmatch(text) else None
 
 
 def bad_character(text: str, multiline: bool = False) -> str | None:

@@ -24,6 +24,7 @@ from imtheboss.engine.organiser import CONTROL, MAX_MINUTES, MAX_NAME, MAX_REASO
 from imtheboss.engine.state import GameState
 from imtheboss.engine.views import awaiting
 from imtheboss.engine.windows import due_windows
+from imtheboss.web.app.inputs import whole_number
 from imtheboss.web.games.basics import ServiceError, hash_token, new_token, now_utc
 from imtheboss.web.games.commit_hooks import run_after_commit
 from imtheboss.web.games.load import get_game, require_confirmed
@@ -92,11 +93,12 @@ def checked_minutes(hours: Any) -> int:
     ``ServiceError`` 400 ``bad_extension``."""
     text = hours.strip() if isinstance(hours, str) else ""
     most = MAX_MINUTES // 60
-    if not text.isdecimal() or not 1 <= int(text) <= most:
+    number = whole_number(text)
+    if number is None or not 1 <= number <= most:
         raise ServiceError(
             400, "bad_extension", _("More time is 1 to %(num)d hours.", num=most), "A13"
         )
-    return int(text) * 60
+    return number * 60
 
 
 def extend(

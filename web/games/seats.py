@@ -125,26 +125,34 @@ def resend_invitation(game_id: str, seat_index: int) -> str:
     game = get_game(game_id, lock=True)
     require_confirmed(game)
     seat = _person_seat_of(game_id, seat_index)
-    token = new_token()
-    seat.token_hash = hash_token(token)
-    link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game_id}/s/{token}"
     now = now_utc()
-    db.session.add(
-        Notification(
-            **invitation(
-                game_id, seat_index, seat.name, link, seat.token_hash[:16], now, game.last_seq
-            )
-        )
-    )
+    _invite_again(game, seat, now)
     email = seat.email
     _organiser_act(game, "resend_invitation", {"seat": seat_index}, now)
     run_after_commit(game_id)
     return email
 
 
+def _invite_again(game: Game, seat: Seat, now: datetime) -> None:
+    """Give ``seat`` a new secret link (its old link and the browsers it signed in stop working)
+    and queue an invitation holding it to the seat's address (in the caller's transaction)."""
+    token = new_token()
+    seat.token_hash = hash_token(token)
+    link = f"{current_app.config['BASE_URL'].rstrip('/')}/g/{game.id}/s/{token}"
+    db.session.add(
+        Notification(
+            **invitation(
+                game.id, seat.seat_index, seat.name, link, seat.token_hash[:16], now, game.last_seq
+            )
+        )
+    )
+
+
 def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
     """Admin: fix a seat's email address. The old address is told (in plain words: what changed,
-    whom to ask), so a seat is never moved to another address unheard; the table reads that
+    whom to ask), so a seat is never moved to another address unheard; the seat gets a new
+    secret link, invited to the new address (whoever held the old link or signed in with it
+    holds the seat no more); the table reads that
     it changed in the history (``seat_email_changed``, A13: never the address). Raises
     ``ServiceError`` 400/404 (400 ``bad_email`` for an address that plays another seat of the
     game, in any case), or 409 before the game is confirmed."""
@@ -172,6 +180,7 @@ def set_seat_email(game_id: str, seat_index: int, email: str) -> None:
             )
         )
     )
+    _invite_again(game, seat, now)  # the old address's link and browsers no longer hold it
     _organiser_act(game, "change_email", {"seat": seat_index}, now)  # the address stays out
     run_after_commit(game_id)
 

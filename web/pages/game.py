@@ -4,7 +4,6 @@ back). The page shows a seat only what ``view`` and ``redact_event`` give it (A8
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from flask import (
@@ -160,14 +159,13 @@ def fragment(gid: str) -> str:
 
 # -- acting ----------------------------------------------------------------------------------
 
-_WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits: str.isdigit() also takes "²"
-
 
 def parse_price(amount: str, kind: str) -> dict[str, int]:
     """A price from the form: a whole number from 0 to ``MAX_PRICE`` of ``cash`` (M) or
     ``shares``. Raises ``ServiceError`` 400 with a clear message otherwise."""
     text = (amount or "").strip()
-    if not _WHOLE.fullmatch(text) or int(text) > MAX_PRICE:
+    number = inputs.whole_number(text)
+    if number is None or number > MAX_PRICE:
         raise ServiceError(
             400,
             "bad_price",
@@ -180,7 +178,7 @@ def parse_price(amount: str, kind: str) -> dict[str, int]:
         )
     if kind not in ("cash", "shares"):
         raise ServiceError(400, "bad_price", _("A price is in M (cash) or in shares."), "R4.2")
-    return {kind: int(text)}
+    return {kind: number}
 
 
 def command_from_form(form: Any) -> dict[str, Any]:
@@ -208,7 +206,7 @@ def command_from_form(form: Any) -> dict[str, Any]:
     if cmd["do"] == "discard":
         cards = form.getlist("cards")
         count = form.get("count", "")
-        if count and not _WHOLE.fullmatch(count):
+        if count and inputs.whole_number(count) is None:
             raise ServiceError(
                 400, "bad_form", _("This form's command could not be read; reload the page.")
             )

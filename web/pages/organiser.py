@@ -21,6 +21,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from imtheboss.web.app.inputs import whole_number
 from imtheboss.web.app.limits import client_address, spending
 from imtheboss.web.games import organiser, rematch
 from imtheboss.web.games.basics import ServiceError
@@ -84,8 +85,8 @@ def extend(gid: str) -> Response:
     kind, _sep, value = request.form.get("target", "").partition(":")
     minutes = organiser.checked_minutes(request.form.get("hours"))
     reason, key = request.form.get("reason", ""), request.form.get("key", "")
-    if kind == "seat" and value.isdecimal():
-        organiser.extend(gid, key, minutes, reason, seat=int(value))
+    if kind == "seat" and whole_number(value) is not None:
+        organiser.extend(gid, key, minutes, reason, seat=whole_number(value))
     elif kind == "window" and value:
         organiser.extend(gid, key, minutes, reason, window=value)
     else:

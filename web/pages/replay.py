@@ -14,11 +14,11 @@ and the event number a plain ``GET`` form, so the page works without script.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from flask import Blueprint, Flask, Response, render_template, request
 from flask_babel import gettext as _
+from imtheboss.web.app.inputs import whole_number
 from imtheboss.web.games.basics import ServiceError
 from imtheboss.web.games.load import require_confirmed, state_after
 from imtheboss.web.models import Game
@@ -30,7 +30,6 @@ from imtheboss.web.store.records import export_filename, game_export
 
 bp = Blueprint("replay", __name__)
 
-_WHOLE = re.compile(r"[0-9]{1,9}")
 JUMPS = (10, 100)  # the page's links besides the next and previous event
 
 
@@ -45,13 +44,14 @@ def _event_number(total: int) -> int:
     raw = request.args.get("at")
     if raw is None or raw == "":
         return total
-    if not _WHOLE.fullmatch(raw) or not 1 <= int(raw) <= total:
+    number = whole_number(raw)
+    if number is None or not 1 <= number <= total:
         raise ServiceError(
             400,
             "bad_event",
             _("Choose an event number from 1 to %(total)d.", total=total),
         )
-    return int(raw)
+    return number
 
 
 @bp.get("/g/<gid>/replay")

@@ -21,7 +21,7 @@ from typing import Any
 
 from imtheboss.engine import languages
 from imtheboss.engine.board import LETTERS
-from imtheboss.web.app.inputs import BIDI, SINGLE_LINE_BAD
+from imtheboss.web.app.inputs import BIDI, SINGLE_LINE_BAD, whole_number
 from imtheboss.web.say.commands import NOT_IN_MAIL
 
 # verb -> language -> words (the first is the one a mail shows): the language table's rows
@@ -120,7 +120,8 @@ def understand(line: str) -> Reading | None:
             return Reading("offer", price=price) if price else None
         if verb == "place" and text.startswith(word):
             rest = SPACE_WORDS.sub("", text[len(word) :]).strip()
-            return Reading("place", space=int(rest)) if rest.isdigit() and len(rest) < 3 else None
+            space = whole_number(rest) if len(rest) < 3 else None
+            return Reading("place", space=space) if space is not None else None
         if verb in LETTER_VERBS and text.startswith(word):
             letter = text[len(word) :].strip().upper()
             if letter in LETTERS:
