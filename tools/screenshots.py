@@ -299,14 +299,19 @@ def _decides(row: Any) -> bool:
 
 def _mail_page(app: Any, gid: str, index: int, row_id: int, folder: Path) -> Path:
     """The mail of the outbox row ``row_id`` to seat ``index``, composed as the worker does,
-    as a page: its subject over its HTML part."""
-    from imtheboss.web.mail.compose import compose
+    as a page: its subject over its HTML part. The game is over when it is shot, so the mail
+    is composed as it went out while its negotiation ran: ``compose.as_true_now`` (which
+    drops the facts of a negotiation that has ended from a mail sent after it) is left out,
+    else the deal-opened mail would show no decision facts."""
+    from unittest import mock
+
+    from imtheboss.web.mail import compose as composing
     from imtheboss.web.models import Game, Notification, Seat, db
 
-    with app.app_context():
+    with app.app_context(), mock.patch.object(composing, "as_true_now", lambda _s, rows: rows):
         game = db.session.get(Game, gid)
         seat = db.session.query(Seat).filter_by(game_id=gid, seat_index=index).one()
-        msg = compose(game, seat, [db.session.get(Notification, row_id)])
+        msg = composing.compose(game, seat, [db.session.get(Notification, row_id)])
     html = msg.get_body(("html",)).get_content()
     page = folder / f"mail-{row_id}.html"
     page.write_text(

@@ -25,6 +25,7 @@ from imtheboss.web.games.load import get_game, load_state
 from playwright.sync_api import Browser, Page
 from support.bots import Hoarder
 from support.play import play_to_end
+from support.sign_in import newest_link
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -119,11 +120,13 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
     seat = boss[0]
     seat_paths = ["", "/deals", "/deals/1", "/history", "/story", "/inbox", "/settings"]
     seat_paths += ["/orders", "/replay?at=1"]
+    signed_in: Page | None = None
     for lang in ("en", "zh_Hans"):
         context = browser.new_context(viewport=PHONE, bypass_csp=True)
         context.set_default_timeout(15_000)
         page = context.new_page()
-        for path, label in [("/", "home"), ("/new", "new-game"), ("/sign-in", "sign-in")]:
+        anonymous = [("/", "home"), ("/new", "new-game"), ("/sign-in", "sign-in")]
+        for path, label in anonymous + [("/rules", "rules")]:
             url = f"{path}?lang={lang}"
             visit(page, live_server, url, f"{lang}-{label}", axe_js, tmp_path, wrong)
         visit(page, live_server, "/nowhere", f"{lang}-404", axe_js, tmp_path, wrong)
@@ -136,6 +139,21 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
         page.locator("#confirm").wait_for()
         check(page, f"{lang}-question", page.content(), axe_js, tmp_path, wrong)
         context.close()
+        # a player signed in by email (once: a link works once): their games, their defaults
+        if signed_in is None:
+            signed_in = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
+            signed_in.goto(f"{live_server}/sign-in?lang={lang}")
+            signed_in.locator("input[name=email]").fill(players[0][1])
+            signed_in.locator("form:has(input[name=email]) button[type=submit]").click()
+            signed_in.wait_for_load_state()
+            check(signed_in, f"{lang}-sign-in-sent", signed_in.content(), axe_js, tmp_path, wrong)
+            link = newest_link(app, players[0][1])
+            visit(signed_in, live_server, link, f"{lang}-sign-in-confirm", axe_js, tmp_path, wrong)
+            signed_in.locator("form[action$='/sign-in/confirm'] button[type=submit]").click()
+            signed_in.wait_for_url("**/me")
+        for path in ("/me", "/me/settings"):
+            label = f"{lang}-player{path.replace('/', '-')}"
+            visit(signed_in, live_server, f"{path}?lang={lang}", label, axe_js, tmp_path, wrong)
         admin = browser.new_context(viewport=PHONE, bypass_csp=True)
         page = admin.new_page()
         page.goto(f"{live_server}/g/{gid}/admin/{created.admin_token}?lang={lang}")
@@ -143,6 +161,8 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
             label = f"{lang}-organiser{path.replace('/', '-')}"
             visit(page, live_server, f"/g/{gid}{path}", label, axe_js, tmp_path, wrong)
         admin.close()
+    assert signed_in is not None
+    signed_in.context.close()
 
     checked = sorted(p.stem for p in tmp_path.glob("*.html"))
     print(f"{len(checked)} pages checked: {', '.join(checked)}")

@@ -64,12 +64,16 @@ def test_the_turn_and_the_deal_opened_carry_what_the_decision_needs(mails, lang)
 
 def test_each_added_sentence_follows_a_full_stop(mails):
     """The facts and the lapse warning follow the event's line after a full stop ("… for 3 M.
-    A deal on space 10 needs …"), never run into it."""
+    A deal on space 10 needs …"), never run into it; in Chinese and Japanese the sentences
+    follow one another with no space."""
     run_on = re.compile(r"[\w)] (?:A deal on space|If the card happens|You could bring)")
     for kind, (_reader, body) in mails["en"].items():
         assert not [line for line in _lines(body) if run_on.search(line)], (kind, body)
     _reader, opened = mails["zh_Hans"]["deal_opened"]
     assert "。" in opened, opened
+    for lang in ("zh_Hans", "zh_Hant", "ja"):  # no space after a CJK full stop: "。你", not "。 你"
+        for kind, (_reader, body) in mails[lang].items():
+            assert "。 " not in body, (lang, kind, body)
 
 
 DEAL = {  # a last call's deal as it stands: who is boss, the line-up, the proceeds

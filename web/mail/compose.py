@@ -260,7 +260,9 @@ def _pace_words(game: Game, seat: Seat) -> str | None:
     if game.last_seq == 0 or game.status == "unconfirmed":
         return None
     orders = view(load_state(game), seat.seat_index)["you"]["orders"]
-    return pace_sentence(orders) + " " + _("You can change it in one tap on the game page.")
+    return messages.sentences(
+        [pace_sentence(orders), _("You can change it in one tap on the game page.")]
+    )
 
 
 def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:

@@ -325,7 +325,7 @@ def best_text(best: list[dict[str, Any]], tz: str = "UTC") -> str:
         )
     ]
     out += [facts_text(b["space"], b["facts"], tz) for b in best]
-    return " ".join(out)
+    return sentences(out)
 
 
 def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> str:
@@ -363,7 +363,7 @@ def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> s
         out.append(
             _("Proceeds %(proceeds)s M: after the agreements you keep %(keeps)s M.", **keeps)
         )
-        return display.tidy(" ".join(out))
+        return display.tidy(sentences(out))
     out.append(
         _("Proceeds %(proceeds)s M: after the agreements the boss keeps %(keeps)s M.", **keeps)
     )
@@ -373,7 +373,7 @@ def deal_text(deal: dict[str, Any], players: list[str], reader: int | None) -> s
         out.append(_("If the deal closes, your agreement pays you %(price)s.", price=got))
     elif reader is not None:
         out.append(_("You have no agreement in this deal."))
-    return display.tidy(" ".join(out))
+    return display.tidy(sentences(out))
 
 
 SENTENCE_ENDS = tuple('.!?…。！？"”」』)）')
@@ -384,6 +384,15 @@ def ended(sentence: str) -> str:
     if sentence.rstrip().endswith(SENTENCE_ENDS):
         return sentence
     return _("%(sentence)s.", sentence=sentence)
+
+
+def sentences(out: list[str]) -> str:
+    """Whole sentences one after the other, as the current locale writes them: a space between
+    them in English, none after a Chinese or Japanese full stop (``。 你`` is a typo there)."""
+    text = ""
+    for sentence in out:
+        text = _("%(sentence)s %(more)s", sentence=text, more=sentence) if text else sentence
+    return text
 
 
 def then(sentence: str, more: str) -> str:
@@ -423,7 +432,7 @@ def facts_text(space: int, facts: dict[str, Any], tz: str = "UTC") -> str:
         out.append(
             _("Its negotiation runs until %(time)s.", time=display.page_time(facts["until"], tz))
         )
-    return display.tidy(" ".join(out))
+    return display.tidy(sentences(out))
 
 
 def needs_words(needs: dict[str, Any]) -> str:
