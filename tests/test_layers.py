@@ -76,7 +76,7 @@ def _imports(name: str) -> list[tuple[ast.stmt, str, str | None, bool]]:
 
 
 def _target(module: str, imported: str | None) -> str:
-    """The module an import names (``from imtheboss.web.say import story``:
+    """The module an import names (``from imtheboss.web.say import messages``:
     ``imtheboss.web.say.messages``)."""
     if imported is not None and f"{module}.{imported}" in MODULES:
         return f"{module}.{imported}"

@@ -190,8 +190,9 @@ def _word(choice: dict[str, Any], language: str, letter: str | None = None) -> s
 
 def listed(mail: Mail) -> list[Reading]:
     """The readings of the words a mail lists for its reply (its indented lines that are reply
-    words)."""
-    found = (understand(line) for line in re.findall(r"^  (\S[^\n]*)$", mail.text, re.M))
+    words, each before the dash that says what it does)."""
+    lines = re.findall(r"^  (\S[^\n]*)$", mail.text, re.M)
+    found = (understand(re.split(r"\s*—+\s*", line)[0]) for line in lines)
     return [reading for reading in found if reading is not None]
 
 

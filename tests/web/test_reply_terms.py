@@ -306,7 +306,7 @@ def test_a_second_offer_while_another_waits_is_answered_by_its_own_mail(app) -> 
     assert len(t.terms_open()) == 2
     mail = t.mail_to_boss()
     text = _text(mail)
-    assert "\n  accept\n" in text and "\n  reject\n" in text, text
+    assert "\n  accept — " in text and "\n  reject — " in text, text
     assert f"answers only these terms: {NAMES[t.other]}'s terms: 3 M" in text, text
     assert t.reply(str(mail["Reply-To"]), "accept", "r1")[0] == "done"
     [made] = t.events("agreement_made")
@@ -329,7 +329,7 @@ def test_an_offer_word_names_the_card_it_puts_forward(app) -> None:
             .limit(1)
         ).scalar_one()
         text = _text(compose(get_game(t.gid), t.seat(t.provider), [row]))
-    assert "\n  offer 3\n" in text, text
+    assert "\n  offer 3 — " in text, text
     sacks = f"{INVESTOR_NAMES[t.setup.letter]} ({t.setup.letter})"
     assert f"An offer by reply puts forward {sacks}." in text, text
 
@@ -394,8 +394,8 @@ def test_a_mail_of_several_terms_names_a_word_for_each_letter(app) -> None:
     text = _text(mail)
     first = t.setup.letter
     for word in (f"accept {first}", f"reject {first}", f"accept {letter}", f"reject {letter}"):
-        assert f"\n  {word}\n" in text, text
-    assert "\n  accept\n" not in text, text
+        assert f"\n  {word} — " in text, text
+    assert "\n  accept — " not in text, text
     assert f"- {first}: {NAMES[t.provider]}'s terms: 2 M for " in text, text
     assert f"- {letter}: {NAMES[seat]}'s terms: 3 M for " in text, text
     assert f"<code>accept {letter}</code>" in mail.get_body(("html",)).get_content()

@@ -133,3 +133,21 @@ def test_a_row_s_facts_go_on_lines_of_their_own(mails, lang: str) -> None:
     assert facts.startswith("  ") and FACTS[lang][0] in facts, lines[row : row + 3]
     assert deal.startswith("  ") and FACTS[lang][0] not in deal and deal.strip()
     assert lines[row].rstrip().endswith((".", "。")), lines[row]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_asking_mail_says_what_silence_does_and_what_each_word_does(mails, lang) -> None:
+    """The turn, place-the-marker and terms mails say what happens if the reader does not
+    answer (their kind's ``silence``), and each reply word comes with what it does."""
+    from flask_babel import force_locale
+    from imtheboss.web import create_app
+    from imtheboss.web.mail.kinds import KINDS
+
+    app = create_app({"SECRET_KEY": "s", "BASE_URL": "http://t", "TASKS": False})
+    for kind in ("your_turn", "place_marker", "offer"):
+        _reader, body = mails[lang][kind]
+        with app.test_request_context(), force_locale(lang):
+            silence = str(KINDS[kind].silence)
+        assert silence in body, (kind, body)
+        explained = [w for w in body.splitlines() if w.startswith("  ") and "—" in w]
+        assert len(explained) >= 2, (kind, body)  # a word or two, and chat: each with its use

@@ -121,6 +121,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "players": _shown(seats_of(game.id)),
         "row_parts": _row_parts(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
+        "silence": silence_of(rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "no_move_by_reply": bool(current_app.config.get("MAIL_REPLIES")) and asks(rows),
         "what": what,
@@ -140,6 +141,13 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     add_parts(msg, "email/notification", context)
     return msg
+
+
+def silence_of(rows: list[Notification]) -> list[Any]:
+    """What happens if the seat does not answer, once per kind of ``rows`` that asks and whose
+    own sentence does not say it (``kinds.KINDS[kind].silence``), in the rows' order."""
+    said = [kinds.KINDS[row.kind].silence for row in rows if row.kind in kinds.KINDS]
+    return list(dict.fromkeys(s for s in said if s is not None))
 
 
 WINDOW_NAMES = {

@@ -32,7 +32,8 @@ class MailKind:
     ``sentence``: the row's words when its body carries no message (``None``: the row's own
     message says it); ``variants``: other sentences by name (``"at"``, ``"no_card"``, ``"past"``,
     a reminder's ``awaiting`` ``for``), each a lazy string with ``%(name)s``-style fields;
-    ``icon``: the inbox's mark (``•``: none of its own)."""
+    ``icon``: the inbox's mark (``•``: none of its own); ``silence``: what happens if the seat
+    does not answer, for an asking kind whose sentence does not say it (``None``: it does)."""
 
     name: str
     subject: Any
@@ -48,6 +49,7 @@ class MailKind:
     to_address: bool = False
     essential: bool = False
     in_history: bool = True
+    silence: Any = None
 
 
 _REMINDERS = {
@@ -93,6 +95,7 @@ _ALL = (
         icon="▶",
         sentence=_l("It is your turn"),
         variants={"at": _l("It is your turn: the marker stands on space %(space)s.")},
+        silence=_l("If you do not act in time, the server rolls and draws for you."),
         urgent=True,
         asks=True,
         window=True,
@@ -104,6 +107,7 @@ _ALL = (
         _l("place the marker to start"),
         icon="$",
         sentence=_l("Place the marker to start the game"),
+        silence=_l("If you do not place it in time, the server places it for you."),
         urgent=True,
         asks=True,
         window=True,
@@ -115,6 +119,7 @@ _ALL = (
         _l("discard down to your hand limit"),
         icon="✂",
         sentence=_l("Discard down to your hand limit"),
+        silence=_l("If you do not discard in time, the server discards your newest cards."),
         urgent=True,
         asks=True,
         window=True,
@@ -153,7 +158,16 @@ _ALL = (
         window=True,
         answers="last_call",
     ),
-    MailKind("offer", _l("terms for you"), icon="✎", asks=True, deal=True),
+    MailKind(
+        "offer",
+        _l("terms for you"),
+        icon="✎",
+        asks=True,
+        deal=True,
+        silence=_l(
+            "If you do not answer, the terms stay open until they change or the negotiation ends."
+        ),
+    ),
     MailKind(
         "reminder",
         _l("reminder: your answer is due"),

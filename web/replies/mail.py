@@ -30,7 +30,7 @@ from imtheboss.web.replies.terms import (
     standing,
     still_open,
 )
-from imtheboss.web.replies.words import LETTER_VERBS, lettered, shown
+from imtheboss.web.replies.words import LETTER_VERBS, explained, lettered, meaning
 from imtheboss.web.say import display
 from imtheboss.web.say.messages import card_words
 
@@ -42,7 +42,8 @@ class ReplyWay:
     ``terms``: the terms its ``accept``/``reject`` answer, in words (``""``: none); ``offer``:
     the card an ``offer`` word puts forward, in words (``""``: no offer word, or no card);
     ``letters``: when several sets of terms wait for the seat, each letter's terms in words
-    (``[("C", "Ann's terms: 4 M for Cashman (C)")]``), which ``accept C``/``reject C`` answer."""
+    (``[("C", "Ann's terms: 4 M for Cashman (C)")]``), which ``accept C``/``reject C`` answer;
+    ``explained``: each of ``words`` with what it does (``words.explained``)."""
 
     address: str
     words: list[str] = field(default_factory=list)
@@ -50,6 +51,7 @@ class ReplyWay:
     terms: str = ""
     offer: str = ""
     letters: list[tuple[str, str]] = field(default_factory=list)
+    explained: list[tuple[str, Any]] = field(default_factory=list)
 
 
 def asks(rows: list[Any]) -> bool:
@@ -130,15 +132,15 @@ def _way(
     card = card_words(offers[0]["card"]) if len(offers) == 1 and offers[0].get("card") else ""
     best = best_spaces(state, seat.seat_index) if "place" in verbs else []
     place = display.space_number(best[0]["space"]) if best else 5  # the space the mail puts first
-    words = shown([v for v in verbs if v != "chat"], lang, place)
-    words += [lettered(v, x, lang) for x, vs in letters.items() for v in vs]
-    words += shown([v for v in verbs if v == "chat"], lang)
+    words = explained([v for v in verbs if v != "chat"], lang, place)
+    words += [(lettered(v, x, lang), meaning(v)) for x, vs in letters.items() for v in vs]
+    words += explained([v for v in verbs if v == "chat"], lang)
     said_letters = [
         (x, move_text(said_shown(state, seat.seat_index, t), names))
         for x, t in by_letter(state, seat.seat_index).items()
         if x in letters
     ]
-    return ReplyWay(address, words, until, said, card, said_letters)
+    return ReplyWay(address, [w for w, _m in words], until, said, card, said_letters, words)
 
 
 def _letters(

@@ -22,7 +22,7 @@ from typing import Any
 from imtheboss.engine import languages
 from imtheboss.engine.board import LETTERS
 from imtheboss.web.app.inputs import BIDI, SINGLE_LINE_BAD, whole_number
-from imtheboss.web.say.commands import NOT_IN_MAIL
+from imtheboss.web.say.commands import COMMANDS, NOT_IN_MAIL, VERB_COMMAND
 
 # verb -> language -> words (the first is the one a mail shows): the language table's rows
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -174,6 +174,17 @@ def shown(verbs: list[str], lang: str, place: int = 5) -> list[str]:
         else:
             out.append(word)
     return out
+
+
+def meaning(verb: str) -> Any:
+    """What the reply word ``verb`` does, as a mail says it beside the word (a lazy string)."""
+    return COMMANDS[VERB_COMMAND[verb]].means
+
+
+def explained(verbs: list[str], lang: str, place: int = 5) -> list[tuple[str, Any]]:
+    """``shown``'s words, each with what it does: ``[("roll", "roll the die and move the
+    marker"), ("offer 3", …), ("offer 1 share", …)]``."""
+    return [(word, meaning(verb)) for verb in verbs for word in shown([verb], lang, place)]
 
 
 def lettered(verb: str, letter: str, lang: str) -> str:

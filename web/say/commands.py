@@ -41,7 +41,8 @@ class CommandFace:
     window or the last call, ``any``: chat, beside whatever the mail asked); ``in_mail``: a
     mail shows its word (failing a deal by one word is asked back, never offered); ``move``:
     what the answer to a reply says was done (a lazy string, fields from ``moves.move_said``);
-    ``rank``: its place among the negotiation's forms."""
+    ``rank``: its place among the negotiation's forms; ``means``: what its reply word does, as
+    a mail lists it beside the word (a lazy string)."""
 
     do: str
     group: str
@@ -53,6 +54,7 @@ class CommandFace:
     in_mail: bool = True
     move: Any = None
     rank: int = 9
+    means: Any = None
 
 
 _ALL = (  # reply verbs in the order a mail lists them
@@ -60,6 +62,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "place_marker",
         "turn",
         reply="place",
+        means=_l("put the marker on that space (its number as the board shows it)"),
         answers="turn",
         move=_l("You placed the marker on space %(space)s."),
     ),
@@ -68,6 +71,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "answer",
         style="quiet",
         reply="allow",
+        means=_l("let the card happen"),
         answers="window",
         move=_l("You allowed %(player)s's %(kind)s."),
     ),
@@ -80,6 +84,7 @@ _ALL = (  # reply verbs in the order a mail lists them
             "pile, and you cannot take your stop card back."
         ),  # R5.6
         reply="stop",
+        means=_l("play your stop card: the card does not happen"),
         answers="window",
         move=_l("You stopped %(player)s's %(kind)s with a stop card."),
     ),
@@ -88,6 +93,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "answer",
         style="quiet",
         reply="pass",
+        means=_l("play no card before the deal closes"),
         answers="window",
         move=_l("You passed at the last call of the deal on space %(space)s."),
     ),
@@ -96,6 +102,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "terms",
         style="primary",
         reply="accept",
+        means=_l("accept the terms this mail shows"),
         answers="deal",
         move=_l("You accepted the terms of %(player)s: %(price)s for %(card)s."),
     ),
@@ -103,6 +110,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "reject",
         "terms",
         reply="reject",
+        means=_l("reject the terms this mail shows"),
         answers="deal",
         move=_l("You rejected the terms of %(player)s: %(price)s for %(card)s."),
     ),
@@ -110,15 +118,24 @@ _ALL = (  # reply verbs in the order a mail lists them
         "offer",
         "negotiate",
         reply="offer",
+        means=_l("put your card forward for that price, in M or in shares"),
         answers="deal",
         move=_l("You offered %(card)s to %(boss)s for %(price)s."),
         rank=1,
     ),
-    CommandFace("roll", "turn", reply="roll", answers="turn", move=_l("You rolled the die.")),
+    CommandFace(
+        "roll",
+        "turn",
+        reply="roll",
+        means=_l("roll the die and move the marker"),
+        answers="turn",
+        move=_l("You rolled the die."),
+    ),
     CommandFace(
         "draw",
         "turn",
         reply="draw",
+        means=_l("draw 3 cards instead of opening a deal"),
         answers="turn",
         move=_l("You drew cards instead of opening a deal."),
     ),
@@ -127,6 +144,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "turn",
         style="primary",
         reply="deal",
+        means=_l("open a deal on the marker's space"),
         answers="turn",
         move=_l("You opened a deal on space %(space)s."),
     ),
@@ -154,6 +172,7 @@ _ALL = (  # reply verbs in the order a mail lists them
             "you pay every agreement."
         ),
         reply="close",
+        means=_l("call the deal closed: the others get a last call first"),
         answers="deal",
         move=_l("You called your deal on space %(space)s closed."),
     ),
@@ -161,6 +180,7 @@ _ALL = (  # reply verbs in the order a mail lists them
         "chat",
         "talk",
         reply="chat",
+        means=_l("write to the table (everyone reads it)"),
         answers="any",
         move=_l("You wrote in the chat: “%(text)s”"),
     ),
