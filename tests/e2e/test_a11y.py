@@ -16,12 +16,15 @@ import random
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from imtheboss.engine.bots import RandomBot, SensibleBot
 from imtheboss.engine.state import GameState
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
+from imtheboss.web.games.seats import seats_of
+from imtheboss.web.players.links import confirm_link, unsubscribe_link
 from playwright.sync_api import Browser, Page
 from support.bots import Hoarder
 from support.play import play_to_end
@@ -104,6 +107,10 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
     with app.app_context():
         created = create_game("Checked pages", players, {"proxy_hours": 48}, seed=SEED)
         state = load_state(get_game(created.game_id))
+        waiting = create_game(
+            "Not confirmed", players, creator_email="o@example.org", confirmed=False
+        )
+        confirm = urlsplit(confirm_link(get_game(waiting.game_id))).path
     gid = created.game_id
     boss: list[int] = []
 
@@ -134,6 +141,29 @@ def test_every_page_kind_passes_axe_and_the_nu_checker(
         for path in seat_paths:
             label = f"{lang}-seat{path.replace('/', '-').replace('?at=1', '') or '-game'}"
             visit(page, live_server, f"/g/{gid}{path}", label, axe_js, tmp_path, wrong)
+        # a seat link of another seat asks first; the one-click unsubscribe; a running game's
+        # export (refused until the end); the organiser's confirmation; the operator's pages
+        with app.app_context():
+            unsubscribe = urlsplit(unsubscribe_link(gid, seats_of(gid)[seat])).path
+        other = created.seat_tokens[(seat + 1) % len(players)]
+        for path, label in (
+            (f"/g/{gid}/s/{other}", "seat-switch"),
+            (unsubscribe, "unsubscribe"),
+            (f"/g/{gid}/export", "export-refused"),
+            (confirm, "confirm"),
+            ("/operator/sign-in", "operator-sign-in"),
+            ("/operator/mail", "operator-mail-refused"),
+        ):
+            joined = "&" if "?" in path else "?"
+            visit(
+                page,
+                live_server,
+                f"{path}{joined}lang={lang}",
+                f"{lang}-{label}",
+                axe_js,
+                tmp_path,
+                wrong,
+            )
         page.goto(f"{live_server}/g/{gid}")
         page.locator("#live form.cmd-fail button[type=submit]").click()
         page.locator("#confirm").wait_for()
