@@ -20,7 +20,8 @@ is set, so every web process shares one count; memory in the embedded default).
   (``RATELIMIT_SIGN_IN_ADDRESS``), and per address from all clients
   (``RATELIMIT_SIGN_IN_MAILBOX``), which a browser that signed in with a link of that address
   skips: each link asked for counts, whether or not the address has games, and a stranger's
-  asks never use up the owner's.
+  asks never use up the owner's. The last is never a refusal (strangers can fill it): past it
+  no new mail goes out and the address's newest link keeps working (``signin._hold``).
 
 Each setting is in Flask-Limiter's notation (``"10 per hour; 20 per day"``). A refusal is a 429
 with ``Retry-After`` (seconds) and a message in plain words in the reader's language (the error

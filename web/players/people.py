@@ -35,7 +35,7 @@ from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, UTCDateTime, db
 from imtheboss.web.players.addresses import key
 from imtheboss.web.players.csrf import renew_csrf
-from sqlalchemy import JSON, Index, Integer, String, select, update
+from sqlalchemy import JSON, Index, Integer, String, func, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 NOTIFY_CHOICES = ("every", "must_act", "digest", "off")
@@ -62,7 +62,9 @@ class SignInLink(db.Model):
     """One sign-in link asked for: for ``email``, made at ``created_at``, mailed in ``locale``
     (``mail_state``: ``pending``, ``sent``, ``skipped``: the address has no seat, ``failed``),
     used at ``used_at`` by the browser whose fingerprint is ``used_by`` (a double click from
-    that browser within the grace signs in again; nothing else does)."""
+    that browser within the grace signs in again; nothing else does); ``renewed_at``: when an
+    ask that the mailbox's limit held back last renewed it (the address's newest link then
+    works ``SIGN_IN_LINK_SECONDS`` from that moment)."""
 
     __tablename__ = "sign_in_links"
     __table_args__ = (Index("ix_sign_in_links_created", "created_at"),)
@@ -73,6 +75,11 @@ class SignInLink(db.Model):
     mail_state: Mapped[str] = mapped_column(String(12), default="pending", server_default="pending")
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     used_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    renewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+# the links of an address, newest first, whatever the case of its local part (``signin``)
+Index("ix_sign_in_links_email_lower", func.lower(SignInLink.email), SignInLink.created_at)
 
 
 def _fingerprint(email: str, generation: int) -> str:

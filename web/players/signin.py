@@ -10,9 +10,22 @@ Routes (blueprint ``signin``):
   nor its time says it. Limits (``imtheboss.web.app.limits``), the address counted as its player
   (``addresses.key``: ``EVE@…`` and ``eve@…`` are one): ``RATELIMIT_SIGN_IN`` per client address,
   ``RATELIMIT_SIGN_IN_ADDRESS`` per address and client address (a stranger's asks spend only
-  their own), and ``RATELIMIT_SIGN_IN_MAILBOX`` per address from every client (a flood of one
-  mailbox from many clients), which a browser that has signed in as the address before (the
-  session's ``mailboxes``, set by a used link: it proved it reads the mail) skips.
+  their own; past either, the asker gets a 429), and ``RATELIMIT_SIGN_IN_MAILBOX`` per address
+  from every client (a flood of one mailbox from many clients), which a browser that has signed
+  in as the address before (the session's ``mailboxes``, set by a used link: it proved it reads
+  the mail) skips.
+
+  Strangers can spend the mailbox's limit (they need only the address), so it never refuses:
+  past it no new mail is sent, and the answer (200, the same for every address) says to open
+  the newest sign-in mail in the mailbox. The ask renews the address's newest link
+  (``renewed_at``): it works ``SIGN_IN_LINK_SECONDS`` from that moment, so the owner asking
+  from anywhere always holds a working link, however long the limit's window (a day) holds
+  new mails back. Only a newest link already used, which only the mailbox's reader can have
+  done, or none, gets one more link mailed instead: strangers' asks alone never mail the
+  mailbox more than the limit, and each mail past it follows a sign-in by its owner. The
+  signature bounds a link's age by ``signature_max_age``: ``SIGN_IN_LINK_SECONDS`` plus the
+  limit's longest window, for the newest link is younger than that window while the limit
+  is full (each mail sent counts in it), so a renewed one is never too old to work.
 - ``GET /sign-in/<signed>``: the mailed link. It checks the signature and keeps the link in the
   session, then sends the browser to ``/sign-in/confirm`` (so the secret leaves the URL, as a
   seat link does). It changes nothing in the database: mail scanners fetch links (``GET``,
@@ -21,8 +34,9 @@ Routes (blueprint ``signin``):
   the link's row is used up (``used_at``), bound to this browser; a second ``POST`` from the
   same browser within ``SIGN_IN_GRACE_SECONDS`` (a double click) signs in again, anything else
   is refused. A link used up or expired gets, on ``GET`` as on ``POST``, the form to ask for a
-  new one, the address filled in, saying which (403). Links last ``SIGN_IN_LINK_SECONDS`` and
-  name their address: the signature covers it and the row must agree.
+  new one, the address filled in, saying which (403). Links last ``SIGN_IN_LINK_SECONDS`` from
+  when they were made or last renewed, and name their address: the signature covers it and the
+  row must agree.
 - ``POST /sign-out``: signs the address out of every session (``players.sign_out``: a copy of
   the cookie too); seats opened through ``/me`` end with it, a seat link's session stays.
 
@@ -34,8 +48,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -51,15 +66,16 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from imtheboss.web.app.limits import client_address, spending
+from imtheboss.web.app.limits import TooMany, client_address, spending
 from imtheboss.web.app.tasks_out import send
 from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.games.names import normal_email
 from imtheboss.web.models import db
 from imtheboss.web.players import people as players
-from imtheboss.web.players.addresses import key
+from imtheboss.web.players.addresses import key, of_address
 from imtheboss.web.players.people import SignInLink
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from limits import parse_many
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 from wtforms import EmailField
@@ -68,13 +84,21 @@ from wtforms.validators import InputRequired, Length
 bp = Blueprint("signin", __name__)
 SALT = "sign-in"
 TASK = "imtheboss.worker.signin_mail.send_sign_in"
-SIGNATURE_MAX_AGE = 86400  # seconds: a second bound beside the row's age (SIGN_IN_LINK_SECONDS)
 
 
 class SignInForm(FlaskForm):
     """The address to mail a sign-in link to."""
 
     email = EmailField(_l("Your email address"), [InputRequired(), Length(max=254)])
+
+
+def signature_max_age() -> int:
+    """The signature's own bound on a link's age (seconds), beside the row's: a link's lifetime
+    plus the longest window of ``RATELIMIT_SIGN_IN_MAILBOX``, since a link renewed while that
+    limit holds mails back (``_hold``) is at most that window old when renewed."""
+    windows = parse_many(current_app.config["RATELIMIT_SIGN_IN_MAILBOX"])
+    longest = max((item.get_expiry() for item in windows), default=0)
+    return int(float(current_app.config["SIGN_IN_LINK_SECONDS"])) + longest
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -99,7 +123,7 @@ def _found_row(signed: str, *, lock: bool = False) -> SignInLink:
     """The row ``signed`` names, if the link is genuine (whatever its age or use). Raises
     ``ServiceError`` 403 (``bad_link``) otherwise."""
     try:
-        data = _serializer().loads(signed, max_age=SIGNATURE_MAX_AGE)
+        data = _serializer().loads(signed, max_age=signature_max_age())
     except BadSignature:
         raise _bad_link() from None
     if not (isinstance(data, dict) and isinstance(data.get("i"), str)):
@@ -112,9 +136,10 @@ def _found_row(signed: str, *, lock: bool = False) -> SignInLink:
 
 
 def _expired(row: SignInLink, now: datetime) -> bool:
-    """Whether ``row`` is older than ``SIGN_IN_LINK_SECONDS`` at ``now``."""
+    """Whether ``row`` was made, or last renewed (``_hold``), more than
+    ``SIGN_IN_LINK_SECONDS`` before ``now``."""
     lifetime = timedelta(seconds=float(current_app.config["SIGN_IN_LINK_SECONDS"]))
-    return now - row.created_at > lifetime
+    return now - (row.renewed_at or row.created_at) > lifetime
 
 
 def _spent(row: SignInLink, now: datetime, browser: str) -> str | None:
@@ -143,8 +168,9 @@ def _spent_page(reason: str, email: str) -> tuple[str, int]:
 
 @bp.route("/sign-in", methods=["GET", "POST"])
 def sign_in_form() -> str | tuple[str, int]:
-    """The form; its ``POST`` mails a link to the address (see the module docstring). Raises
-    ``TooMany`` (429) past the limits."""
+    """The form; its ``POST`` mails a link to the address, or, past the mailbox's limit, keeps
+    the newest one working (see the module docstring). Raises ``TooMany`` (429) past the
+    asker's own limits."""
     form = SignInForm()
     if request.method != "POST" or not form.validate_on_submit():
         status = 400 if request.method == "POST" else 200
@@ -153,17 +179,52 @@ def sign_in_form() -> str | tuple[str, int]:
         email = normal_email(form.email.data or "")
     except ValueError as exc:
         return render_template("signin.html", form=form, sent=False, problem=str(exc)), 400
-    with spending("sign_in", client_address()), _address_spending(key(email)):
-        row = SignInLink(
-            id=secrets.token_urlsafe(18),
-            email=email,
-            locale=str(get_locale() or "en"),
-            created_at=now_utc(),
-        )
-        db.session.add(row)
-        db.session.commit()
-        _queue(row.id)
-    return render_template("signin.html", form=form, sent=True, problem=None)
+    player, client = key(email), client_address()
+    with spending("sign_in", client), spending("sign_in_address", f"{player} {client}"):
+        try:
+            with _mailbox_spending(player):
+                _new_link(email)
+            held = False
+        except TooMany:  # the mailbox's limit, which strangers may have spent: never a refusal
+            _hold(email)
+            held = True
+    minutes = max(1, int(float(current_app.config["SIGN_IN_LINK_SECONDS"]) // 60))
+    return render_template(
+        "signin.html", form=form, sent=True, held=held, minutes=minutes, problem=None
+    )
+
+
+def _new_link(email: str) -> None:
+    """Write a new link for ``email`` and queue its mail."""
+    row = SignInLink(
+        id=secrets.token_urlsafe(18),
+        email=email,
+        locale=str(get_locale() or "en"),
+        created_at=now_utc(),
+    )
+    db.session.add(row)
+    db.session.commit()
+    _queue(row.id)
+
+
+def _hold(email: str) -> None:
+    """The mailbox's limit holds a new mail for ``email`` back: its newest link works
+    ``SIGN_IN_LINK_SECONDS`` from now (``renewed_at``), so the owner's newest mail signs in.
+    A newest link already used (only the mailbox's reader can have used it), or none, gets one
+    more link mailed instead."""
+    newest = db.session.execute(
+        select(SignInLink)
+        .where(of_address(SignInLink.email, email))
+        .order_by(SignInLink.created_at.desc(), SignInLink.id)
+        .limit(1)
+        .with_for_update()
+    ).scalar_one_or_none()
+    if newest is None or newest.used_at is not None:
+        db.session.rollback()
+        _new_link(email)
+        return
+    newest.renewed_at = now_utc()
+    db.session.commit()
 
 
 BROWSER = "sign_in_browser"  # in the session: the secret of this browser's mark
@@ -171,14 +232,12 @@ MAILBOXES = "mailboxes"  # in the session: the players this browser signed in as
 KEPT_MAILBOXES = 5
 
 
-def _address_spending(player: str) -> ExitStack:
-    """The limits of the address ``player`` for this ask: per address and client, and per
-    address in all unless this browser proved it reads the mailbox. Raises ``TooMany``."""
-    stack = ExitStack()
-    stack.enter_context(spending("sign_in_address", f"{player} {client_address()}"))
-    if player not in session.get(MAILBOXES, []):
-        stack.enter_context(spending("sign_in_mailbox", player))
-    return stack
+def _mailbox_spending(player: str) -> AbstractContextManager[Any]:
+    """The limit of the address ``player`` from every client (``RATELIMIT_SIGN_IN_MAILBOX``),
+    unless this browser proved it reads the mailbox. Raises ``TooMany``."""
+    if player in session.get(MAILBOXES, []):
+        return nullcontext()
+    return spending("sign_in_mailbox", player)
 
 
 def _proved(player: str) -> None:
