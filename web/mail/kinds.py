@@ -48,6 +48,7 @@ class MailKind:
     to_address: bool = False
     essential: bool = False
     in_history: bool = True
+    pushed: bool = False
 
 
 _REMINDERS = {
@@ -190,6 +191,7 @@ _ALL = (
     MailKind(
         "you_are_next",
         _l("you are next"),
+        pushed=True,
         sentence=_l(
             "You are next, after %(after)s. To plan your turn while you wait, pick a turn"
             " pre-move on the game page in one tap."
@@ -216,6 +218,10 @@ ANSWER_KINDS = {kind.answers: kind.name for kind in _ALL if kind.answers}
 
 ASKING = frozenset(kind.name for kind in _ALL if kind.asks)
 """Kinds that ask the seat something: their mail gives reply words, a phone is pushed."""
+
+PUSHED = ASKING | frozenset(kind.name for kind in _ALL if kind.pushed)
+"""Kinds pushed to a seat's phones at once: those that ask, and "you are next" (the seat can
+plan its turn while it waits)."""
 
 
 def subject(kind: str) -> str:
