@@ -1,6 +1,6 @@
 """One address, one seat per game, whatever the case of the address: creation (the service,
-so the form and the API) and the organiser's admin form refuse a second
-seat for an address (400, nothing changed); ``/me`` would otherwise open both hands."""
+so the form and the API), the organiser's admin form and passing a seat to a new player refuse
+a second seat for an address (400, nothing changed); ``/me`` would otherwise open both hands."""
 
 from __future__ import annotations
 
@@ -69,3 +69,21 @@ def test_the_admin_form_refuses_another_seats_address(app, moved_to) -> None:
     )
     assert answer.status_code == 303
     assert _emails(app, gid)[0] == "dan@example.org"
+
+
+@pytest.mark.parametrize("taken", ["bill@example.org", "BILL@Example.org"])
+def test_passing_a_seat_to_another_seats_address_is_refused(app, taken) -> None:
+    """The organiser's replace (A13, here by the API) is a path too: a new player at another
+    seat's address, in any case, is refused and nothing changes."""
+    with app.app_context():
+        created = create_game("Passed", PLAYERS)
+    gid = created.game_id
+    body = {"seat": 0, "name": "Dan", "email": taken, "idempotency_key": "r1"}
+    answer = app.test_client().post(
+        f"/api/games/{gid}/organiser/replace",
+        json=body,
+        headers={"Authorization": f"Bearer {created.admin_token}"},
+    )
+    assert answer.status_code == 400, answer.text
+    assert "already plays another seat" in answer.get_json()["error"]["message"]
+    assert _emails(app, gid) == [email for _name, email in PLAYERS]

@@ -15,7 +15,7 @@ from flask_babel import force_locale, gettext
 from imtheboss.engine.bots import SensibleBot
 from imtheboss.web.games.create import create_game
 from imtheboss.web.games.load import get_game, load_state
-from imtheboss.web.mail.kinds import ASKING
+from imtheboss.web.mail.kinds import PUSHED
 from imtheboss.web.models import Notification, Seat, db
 from imtheboss.web.outbound import push
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
@@ -165,8 +165,8 @@ class Enough(Exception):
 
 def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> None:
     """The rows written with the events for phones: one per question a subscribed seat is
-    asked (the mail's rows of ``ASKING``) and phone, with that row's own body; none for a
-    seat without a phone."""
+    asked (the mail's rows of ``ASKING``) or "you are next" (``PUSHED``) and phone, with that
+    row's own body; none for a seat without a phone."""
     with app.app_context():
         created = create_game("Phones", PLAYERS, {"proxy_hours": 48})
         state = load_state(get_game(created.game_id))
@@ -190,7 +190,7 @@ def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> No
             db.session.execute(select(PushSubscription.seat_index, PushSubscription.id)).all()
         )
         notes = db.session.execute(
-            select(Notification).where(Notification.kind.in_(sorted(ASKING)))
+            select(Notification).where(Notification.kind.in_(sorted(PUSHED)))
         ).scalars()
         expected = {
             f"p:{subs[n.seat_index]}:{n.dedupe_key}": (n.kind, n.seat_index, n.body)
@@ -199,9 +199,18 @@ def test_every_question_is_pushed_to_its_own_seats_phones_only(app, clock) -> No
         }
         rows = db.session.execute(select(OutboundPost)).scalars().all()
         got = {r.dedupe_key: (r.kind, r.body["seat"], r.body["body"]) for r in rows}
+        nxt = next(r for r in rows if r.kind == "you_are_next")
+        seat = db.session.scalars(
+            select(Seat).where(Seat.game_id == gid, Seat.seat_index == nxt.body["seat"])
+        ).one()
+        shown = push.payload(nxt, get_game(gid), seat, [n for n, _e in PLAYERS])
     assert got == expected
     assert {seat for _kind, seat, _body in got.values()} == {0, 1}
-    assert all(body.get("until") for kind, _seat, body in got.values() if kind != "offer")
+    dated = {"offer", "you_are_next"}  # new terms, and "you are next", have no deadline
+    assert all(body.get("until") for kind, _seat, body in got.values() if kind not in dated)
+    after = PLAYERS[nxt.body["body"]["after"]][0]
+    assert shown["body"].startswith(f"You are next, after {after}.")
+    assert shown["url"].endswith(f"/g/{gid}") and shown["tag"] == f"{gid}:you_are_next"
 
 
 def test_the_service_worker_and_the_manifest(app) -> None:

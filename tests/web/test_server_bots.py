@@ -313,3 +313,24 @@ def test_a_seat_passes_to_a_bot_and_back(app, clock) -> None:
     assert names.at(1) == ["Ann", "Ben", "Cleo"]
     assert names.at(handed - 1) == ["Ann", "Ben (bot)", "Cleo (bot)"]
     assert (2, "invited") in _notified(app, gid)  # Fay is invited: a person again
+
+
+def test_a_mail_names_the_bot_seats_as_bots(app) -> None:
+    """A13: a bot seat is named as a bot in the mail too (here a person's invitation)."""
+    from imtheboss.web.mail.compose import compose
+
+    with app.app_context():
+        gid = create_game("bots", _players(), {}, bots=BOT_SEATS).game_id
+        row = db.session.scalars(
+            select(Notification).where(
+                Notification.game_id == gid,
+                Notification.kind == "invited",
+                Notification.seat_index == 0,
+            )
+        ).one()
+        mail = compose(get_game(gid), seats_of(gid)[0], [row])
+        text = mail.get_body(("plain",)).get_content()
+        html = mail.get_body(("html",)).get_content()
+    for name in NAMES[2:]:
+        assert f"{name} (bot)" in text and f"{name} (bot)" in html
+    assert "Ben (bot)" not in text

@@ -33,7 +33,8 @@ class MailKind:
     message says it); ``variants``: other sentences by name (``"at"``, ``"no_card"``, ``"past"``,
     a reminder's ``awaiting`` ``for``), each a lazy string with ``%(name)s``-style fields;
     ``icon``: the inbox's mark (``•``: none of its own); ``silence``: what happens if the seat
-    does not answer, for an asking kind whose sentence does not say it (``None``: it does)."""
+    does not answer, for an asking kind whose sentence does not say it (``None``: it does);
+    ``pushed``: a phone is pushed for it though it asks nothing (``PUSHED``)."""
 
     name: str
     subject: Any
@@ -50,6 +51,7 @@ class MailKind:
     essential: bool = False
     in_history: bool = True
     silence: Any = None
+    pushed: bool = False
 
 
 _REMINDERS = {
@@ -204,6 +206,7 @@ _ALL = (
     MailKind(
         "you_are_next",
         _l("you are next"),
+        pushed=True,
         sentence=_l(
             "You are next, after %(after)s. To plan your turn while you wait, pick a turn"
             " pre-move on the game page in one tap."
@@ -230,6 +233,10 @@ ANSWER_KINDS = {kind.answers: kind.name for kind in _ALL if kind.answers}
 
 ASKING = frozenset(kind.name for kind in _ALL if kind.asks)
 """Kinds that ask the seat something: their mail gives reply words, a phone is pushed."""
+
+PUSHED = ASKING | frozenset(kind.name for kind in _ALL if kind.pushed)
+"""Kinds pushed to a seat's phones at once: those that ask, and "you are next" (the seat can
+plan its turn while it waits)."""
 
 
 def subject(kind: str) -> str:

@@ -1,7 +1,8 @@
 """Web Push to a seat's phones: the VAPID key, the subscriptions, and what is pushed.
 
 Anything that needs an answer (the mail's urgent kinds and new terms, ``kinds.ASKING``; the reminder
-at 80% of a window too, written by ``imtheboss.web.mail.reminders``) is pushed at once to every
+at 80% of a window too, written by ``imtheboss.web.mail.reminders``), and "you are next"
+(``kinds.PUSHED``), is pushed at once to every
 phone of the seat (``asks``: rows written with the events, posted by the worker,
 ``imtheboss.worker.push``): the question and its deadline in the seat's language and zone (a
 reminder says what is still asked, from the seat's own view when it is sent), and the game
@@ -33,7 +34,7 @@ from imtheboss.engine import languages
 from imtheboss.engine.views import view
 from imtheboss.web.games.basics import ServiceError, now_utc
 from imtheboss.web.games.load import load_state
-from imtheboss.web.mail.kinds import ASKING
+from imtheboss.web.mail.kinds import PUSHED
 from imtheboss.web.models import Game, Seat, db
 from imtheboss.web.outbound import ssrf
 from imtheboss.web.outbound.outbox import OutboundPost, PushSubscription
@@ -61,7 +62,7 @@ def asks(notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "body": note["body"],
         }
         for note in notes
-        if note["seat_index"] >= 0 and note["kind"] in ASKING and not note.get("to_email")
+        if note["seat_index"] >= 0 and note["kind"] in PUSHED and not note.get("to_email")
     ]
 
 
