@@ -202,3 +202,54 @@ def test_a_rematch_keeps_the_tables_pace(app, clock):
     new = made.headers["Location"].split("/g/")[1].split("/")[0]
     with app.app_context():
         assert get_game(new).settings["start"]["orders"] == "brisk"
+
+
+def test_the_deal_s_mails_carry_its_one_tap_orders_while_they_are_unset(app) -> None:
+    """At the relaxed pace, the deal-opened mail to a seat whose investor card the space needs
+    lists the tap that posts it at the fair price, and the boss's mail of terms the tap for a
+    limit, each linking the game page's tap buttons (``#taps``); once set, or once the deal is
+    over, the mail lists none."""
+    from imtheboss.engine.context import fair_price
+    from imtheboss.web.games.seats import seats_of
+    from imtheboss.web.mail.compose import compose
+
+    def mail(kind: str, seat: int) -> str:
+        with app.test_request_context():
+            row = db.session.execute(
+                select(Notification)
+                .where(Notification.kind == kind, Notification.seat_index == seat)
+                .order_by(Notification.id.desc())
+                .limit(1)
+            ).scalar_one()
+            sent = compose(get_game(gid), seats_of(gid)[seat], [row])
+        return sent.get_body(("plain",)).get_content()
+
+    with app.app_context():
+        created = create_game("Mailed taps", PLAYERS, seed=5, starting_orders="relaxed")
+        gid = created.game_id
+        state = load_state(get_game(gid))
+        boss = state.active
+        submit(gid, boss, {"do": "place_marker", "space": 0}, "marker:1")
+        submit(gid, boss, {"do": "open_deal"}, "deal:1")
+        state = load_state(get_game(gid))
+    space = state.board.spaces[state.deal.space]
+    fair = fair_price(state)
+    provider = next(
+        s for s in range(3) if s != boss and set(state.seat_investors(s)) & set(space.letters)
+    )
+    letter = sorted(set(state.seat_investors(provider)) & set(space.letters))[0]
+    opened = mail("deal_opened", provider)
+    assert f"at the fair price (now {fair} M) in every deal" in opened, opened
+    assert re.search(rf"/g/{gid}/m/\S+#taps", opened), opened
+    with app.app_context():
+        submit(
+            gid,
+            provider,
+            {"do": "offer", "card": f"investor:{letter}", "price": {"cash": 1}},
+            "o:1",
+        )
+    terms = mail("offer", boss)
+    assert f"accept offers up to the fair price plus 2 M (now {fair + 2} M)" in terms, terms
+    with app.app_context():
+        submit(gid, provider, {"do": "orders", "orders": pace_orders("brisk").to_json()}, "s:1")
+    assert "#taps" not in mail("deal_opened", provider)

@@ -46,6 +46,7 @@ from imtheboss.web.players.links import confirm_link, seat_link, unsubscribe_lin
 from imtheboss.web.replies.choices import has_stop_card
 from imtheboss.web.replies.mail import asks, reply_way, seat_address
 from imtheboss.web.say import display, messages
+from imtheboss.web.say.decisions import window_taps
 from imtheboss.web.store.negotiations import records
 from sqlalchemy import func, select
 
@@ -122,6 +123,7 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "row_parts": _row_parts(rows, _can_stop(game, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "silence": silence_of(rows),
+        "taps": taps_of(game, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "no_move_by_reply": bool(current_app.config.get("MAIL_REPLIES")) and asks(rows),
         "what": what,
@@ -259,6 +261,24 @@ def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
         for _seq, _at, event in found
         if event.by != seat.seat_index
     ]
+
+
+TAPPED_KINDS = frozenset({"deal_opened", "offer"})  # where a deal asks for orders a tap sets
+
+
+def taps_of(game: Game, seat: Seat, rows: list[Notification]) -> dict[str, Any] | None:
+    """The one-tap orders (A10) the running deal asks of ``seat`` (``decisions.window_taps``:
+    its fair posted prices, or as boss a limit), when the mail tells of a deal opened or terms
+    for it: ``{"words": [...], "link": the game page at its tap buttons}``; ``None`` when there
+    is none (the deal ended, the orders are set, the seat holds no card it needs). A link, not
+    the tap itself: a mail scanner opening the links must change nothing."""
+    if not TAPPED_KINDS & {row.kind for row in rows}:
+        return None
+    v = view(load_state(game), seat.seat_index)
+    taps = window_taps(v, seat.seat_index, v["you"])
+    if not taps:
+        return None
+    return {"words": [words for _tap, words in taps], "link": seat_link(game.id, seat, "#taps")}
 
 
 def _pace_words(game: Game, seat: Seat) -> str | None:

@@ -25,7 +25,7 @@ from imtheboss.web.games.load import load_state
 from imtheboss.web.games.submit import submit
 from imtheboss.web.models import Seat, db
 from imtheboss.web.pages.common import frame, seat_only
-from imtheboss.web.say import display
+from imtheboss.web.say import decisions, display
 from imtheboss.web.say.forms import SelectChoice, SmallIntegerField, night_checked
 from imtheboss.web.say.refusals import refusal
 from werkzeug.wrappers import Response
@@ -190,7 +190,7 @@ def _offers_and_turns(orders: dict[str, Any], investors: list[str]) -> list[str]
     for letter, price in sorted(orders["prices"].items()):
         line = _(
             "Your orders offer %(investor)s for %(price)s in every deal that needs it.",
-            investor=investor_label(letter),
+            investor=display.investor_words(letter),
             price=display.price_text(price),
         )
         lines.append(line if letter in investors else line + " " + _("(when you control it)"))
@@ -212,11 +212,6 @@ def _offers_and_turns(orders: dict[str, Any], investors: list[str]) -> list[str]
         else _("Your orders play your turns for you.")
     )
     return lines
-
-
-def investor_label(letter: str) -> str:
-    """``Cashman (C)``, in the reader's language."""
-    return _("%(name)s (%(letter)s)", name=display.INVESTOR_NAMES[letter], letter=letter)
 
 
 def _seat_of(gid: str) -> tuple[Any, int, Seat]:
@@ -277,7 +272,7 @@ def _context(game: Any, seat: int, form: OrdersForm, state: Any) -> dict[str, An
         form=form,
         quiet=state.options.quiet_hours,
         mine=state.seat_investors(seat),
-        letters=[(x, investor_label(x)) for x in LETTERS],
+        letters=[(x, display.investor_words(x)) for x in LETTERS],
         in_shares={
             x: p for x, p in state.orders[seat].to_json()["prices"].items() if "cash" not in p
         },
@@ -368,42 +363,11 @@ def premove_tap(gid: str) -> Response:
     return redirect(url_for("pages.game_page", gid=gid), 303)
 
 
-def window_taps(v: dict[str, Any], seat: int, you: dict[str, Any]) -> list[tuple[str, str]]:
-    """The one-tap orders the running deal asks of ``seat`` (``(tap, words)`` for ``POST
-    /g/<gid>/tap``): a fair posted price for each of its investor cards the deal's space needs
-    that has none (not as boss), and as boss a limit of the fair price plus 2 M when it has no
-    limit. ``v``: the seat's view; ``you``: its own part."""
-    deal = v.get("deal")
-    if not deal or deal["expired"]:
-        return []
-    orders, fair = you["orders"], deal["fair_price"]
-    taps = []
-    if deal["boss"] == seat:
-        if not orders["boss"]["limits"]:
-            words = _(
-                "As boss, accept offers up to the fair price plus 2 M (now %(num)d M) at once",
-                num=fair + 2,
-            )
-            taps.append(("limit", words))
-        return taps
-    agreed = {a.get("letter") for a in deal["agreements"]}
-    mine = set(v["seats"][seat]["investors"]) - agreed - set(orders["prices"])
-    for letter in deal["letters"]:
-        if letter in mine:
-            words = _(
-                "Offer %(investor)s at the fair price (now %(num)d M) in every deal",
-                investor=investor_label(letter),
-                num=fair,
-            )
-            taps.append((f"price:{letter}", words))
-    return taps
-
-
 @bp.post("/g/<gid>/tap")
 def window_tap(gid: str) -> Response:
-    """One tap from ``window_taps``: ``price:X`` posts X at the fair price (A10, A11), ``limit``
-    sets a boss limit of the fair price plus 2 M for any letter; the other orders kept. A bad
-    tap is a 400 and changes nothing."""
+    """One tap from ``decisions.window_taps``: ``price:X`` posts X at the fair price (A10,
+    A11), ``limit`` sets a boss limit of the fair price plus 2 M for any letter; the other
+    orders kept. A bad tap is a 400 and changes nothing."""
     game, seat, _row = _seat_of(gid)  # (CSRF: checked for every POST by the app)
     tap = request.form.get("tap", "")
     letter = tap.removeprefix("price:")
@@ -431,4 +395,4 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["pace_sentence"] = pace_sentence
     app.jinja_env.globals["pace_names"] = PACE_NAMES
     app.jinja_env.globals["premove_words"] = PREMOVE_WORDS
-    app.jinja_env.globals["window_taps"] = window_taps
+    app.jinja_env.globals["window_taps"] = decisions.window_taps

@@ -15,7 +15,13 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 from imtheboss.web.say.command_forms import CommandForm
 from imtheboss.web.say.commands import COMMANDS
-from imtheboss.web.say.display import card_text, missing_text, pending_text, price_text
+from imtheboss.web.say.display import (
+    card_text,
+    investor_words,
+    missing_text,
+    pending_text,
+    price_text,
+)
 
 
 @dataclass
@@ -194,3 +200,34 @@ def _again(t: dict[str, Any], seat: int, boss: int | None) -> tuple[dict[str, An
         cmd = {"do": "offer", "card": t["card"]}
         return cmd, _("Offer %(card)s again for %(price)s", card=card, price=price)
     return None
+
+
+def window_taps(v: dict[str, Any], seat: int, you: dict[str, Any]) -> list[tuple[str, str]]:
+    """The one-tap orders the running deal asks of ``seat`` (``(tap, words)`` for ``POST
+    /g/<gid>/tap``): a fair posted price for each of its investor cards the deal's space needs
+    that has none (not as boss), and as boss a limit of the fair price plus 2 M when it has no
+    limit. ``v``: the seat's view; ``you``: its own part."""
+    deal = v.get("deal")
+    if not deal or deal["expired"]:
+        return []
+    orders, fair = you["orders"], deal["fair_price"]
+    taps = []
+    if deal["boss"] == seat:
+        if not orders["boss"]["limits"]:
+            words = _(
+                "As boss, accept offers up to the fair price plus 2 M (now %(num)d M) at once",
+                num=fair + 2,
+            )
+            taps.append(("limit", words))
+        return taps
+    agreed = {a.get("letter") for a in deal["agreements"]}
+    mine = set(v["seats"][seat]["investors"]) - agreed - set(orders["prices"])
+    for letter in deal["letters"]:
+        if letter in mine:
+            words = _(
+                "Offer %(investor)s at the fair price (now %(num)d M) in every deal",
+                investor=investor_words(letter),
+                num=fair,
+            )
+            taps.append((f"price:{letter}", words))
+    return taps
