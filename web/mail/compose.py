@@ -12,10 +12,12 @@ which the sender asks for).
 from __future__ import annotations
 
 import email.policy
+from collections.abc import Callable
 from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage, MIMEPart
 from email.utils import format_datetime, make_msgid
+from functools import cache, partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -91,7 +93,8 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         return compose_addressed(game, rows[0])
     assert seat is not None
     g.locale = players.seat_language(seat) or "en"  # its own, else its address's default
-    rows = as_true_now(load_state(game), rows) if len(rows) > 1 or _dated(rows[0]) else rows
+    state = cache(partial(load_state, game))  # read once, and only if a part needs it
+    rows = as_true_now(state(), rows) if len(rows) > 1 or _dated(rows[0]) else rows
     base = current_app.config["BASE_URL"].rstrip("/")
     first = rows[0]
     until = due = None
@@ -120,14 +123,14 @@ def compose(game: Game, seat: Seat | None, rows: list[Notification]) -> EmailMes
         "unsubscribe": unsubscribe,
         "base": base,
         "players": _shown(seats_of(game.id)),
-        "row_parts": _row_parts(rows, _can_stop(game, seat, rows)),
+        "row_parts": _row_parts(rows, _can_stop(state, seat, rows)),
         "chat": table_talk(game, seat, rows),
         "silence": silence_of(rows),
-        "taps": taps_of(game, seat, rows),
+        "taps": taps_of(game, state, seat, rows),
         "reply": reply_way(game, seat, rows, g.locale),
         "no_move_by_reply": bool(current_app.config.get("MAIL_REPLIES")) and asks(rows),
         "what": what,
-        "pace": _pace_words(game, seat) if first.kind == "invited" else None,
+        "pace": _pace_words(game, state, seat) if first.kind == "invited" else None,
         "back": any(r.kind == "played_for" and r.text == "proxy_started" for r in rows),  # A11
     }
     if first.kind == "invited":
@@ -266,39 +269,42 @@ def table_talk(game: Game, seat: Seat, rows: list[Notification]) -> list[str]:
 TAPPED_KINDS = frozenset({"deal_opened", "offer"})  # where a deal asks for orders a tap sets
 
 
-def taps_of(game: Game, seat: Seat, rows: list[Notification]) -> dict[str, Any] | None:
+def taps_of(
+    game: Game, state: Callable[[], GameState], seat: Seat, rows: list[Notification]
+) -> dict[str, Any] | None:
     """The one-tap orders (A10) the running deal asks of ``seat`` (``decisions.window_taps``:
     its fair posted prices, or as boss a limit), when the mail tells of a deal opened or terms
     for it: ``{"words": [...], "link": the game page at its tap buttons}``; ``None`` when there
     is none (the deal ended, the orders are set, the seat holds no card it needs). A link, not
-    the tap itself: a mail scanner opening the links must change nothing."""
+    the tap itself: a mail scanner opening the links must change nothing. ``state``: gives the
+    game's state (read once per mail)."""
     if not TAPPED_KINDS & {row.kind for row in rows}:
         return None
-    v = view(load_state(game), seat.seat_index)
+    v = view(state(), seat.seat_index)
     taps = window_taps(v, seat.seat_index, v["you"])
     if not taps:
         return None
     return {"words": [words for _tap, words in taps], "link": seat_link(game.id, seat, "#taps")}
 
 
-def _pace_words(game: Game, seat: Seat) -> str | None:
+def _pace_words(game: Game, state: Callable[[], GameState], seat: Seat) -> str | None:
     """The invitation's sentence on the seat's standing orders (the table's pace, A10) and how
     to change them in one tap; ``None`` while the game has not started (a rematch's call to
     join: its orders are not set yet)."""
     if game.last_seq == 0 or game.status == "unconfirmed":
         return None
-    orders = view(load_state(game), seat.seat_index)["you"]["orders"]
+    orders = view(state(), seat.seat_index)["you"]["orders"]
     return messages.sentences(
         [pace_sentence(orders), _("You can change it in one tap on the game page.")]
     )
 
 
-def _can_stop(game: Game, seat: Seat, rows: list[Notification]) -> bool:
+def _can_stop(state: Callable[[], GameState], seat: Seat, rows: list[Notification]) -> bool:
     """Whether a mail about a card's stop window offers to stop it: the seat holds a stop card
     (read only when a row is a stop window's)."""
     if not any(row.kind == "stop" for row in rows):
         return True
-    return has_stop_card(load_state(game), seat.seat_index)
+    return has_stop_card(state(), seat.seat_index)
 
 
 def new_message(subject: str, to: str) -> EmailMessage:

@@ -85,8 +85,9 @@ def extend(gid: str) -> Response:
     kind, _sep, value = request.form.get("target", "").partition(":")
     minutes = organiser.checked_minutes(request.form.get("hours"))
     reason, key = request.form.get("reason", ""), request.form.get("key", "")
-    if kind == "seat" and whole_number(value) is not None:
-        organiser.extend(gid, key, minutes, reason, seat=whole_number(value))
+    seat = whole_number(value) if kind == "seat" else None
+    if seat is not None:
+        organiser.extend(gid, key, minutes, reason, seat=seat)
     elif kind == "window" and value:
         organiser.extend(gid, key, minutes, reason, window=value)
     else:
